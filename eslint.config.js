@@ -1,0 +1,34 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", ".cache/", ".tmp/", ".wrangler/", "dist/", "**/*.cjs"] },
+  js.configs.recommended,
+  ...tseslint.configs.strict,
+  {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["cloudflare:*"], message: "cloudflare:* imports live in workers adapter files only." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The shared contract must stay runtime-agnostic: no node:* and no cloudflare:* imports.
+    files: ["schema/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["node:*", "cloudflare:*"], message: "schema/ is runtime-agnostic." }] },
+      ],
+    },
+  },
+);

@@ -1,0 +1,70 @@
+import type { AdapterId, FinishReason, Usage } from "../../../schema/wire/v1/index.ts";
+
+/** Output constraint; each engine compiles it to its own mechanism (GBNF, `structured_outputs`, …). */
+export type EngineConstraint = { type: "choice"; choices: readonly string[] };
+
+export interface EngineGenerateRequest {
+  adapter: AdapterId;
+  /** KV slot key: the engine keeps (conversationId, adapter) warm so the next view reuses its prefix. */
+  conversationId: string;
+  /** The exact prompt (the adapter's view); engines apply no chat template on top. */
+  prompt: string;
+  maxTokens: number;
+  /** 0 = greedy. */
+  temperature: number;
+  topP: number;
+  topK: number;
+  seed?: number;
+  stop: readonly string[];
+  constraint?: EngineConstraint;
+  /**
+   * Aborting stops decoding promptly. When `signal.reason` is a MolWireError (cancelled, deadline_exceeded)
+   * the engine rejects with that same error.
+   */
+  signal: AbortSignal;
+  onTextDelta?: (delta: string) => void;
+}
+
+export interface EngineGenerateResult {
+  text: string;
+  finishReason: FinishReason;
+  usage: Usage;
+  /** Time waiting for the (conversation, adapter) slot inside the engine. */
+  queueMs: number;
+  /** From the start of evaluation to the first generated token. */
+  prefillMs: number;
+  /** From the first generated token to the end. */
+  decodeMs: number;
+}
+
+export interface EngineAdapterInfo {
+  id: AdapterId;
+  /** Content fingerprint of the LoRA (or of the base, for an adapter on the bare base). */
+  revision: string;
+  lora: boolean;
+}
+
+export interface EngineAdapterSlots {
+  adapter: AdapterId;
+  totalSlots: number;
+  freeSlots: number;
+  /** Conversations whose KV for this adapter is resident, most recently used first. */
+  warmConversations: string[];
+  /** Requests waiting for a busy slot of this adapter. */
+  waiting: number;
+}
+
+/**
+ * What a GPU node drives. The node service never knows which engine is behind it: llama.cpp embedded,
+ * vLLM or llama-server over HTTP. Errors are thrown as MolWireError subclasses (unknown_adapter,
+ * context_length_exceeded, overloaded, cancelled, deadline_exceeded, engine_failure).
+ */
+export interface Engine {
+  /** e.g. "llama.cpp", "vllm", "llama-server". */
+  readonly kind: string;
+  readonly baseModel: { name: string; revision: string };
+  readonly adapters: readonly EngineAdapterInfo[];
+  generate(request: EngineGenerateRequest): Promise<EngineGenerateResult>;
+  snapshot(): EngineAdapterSlots[];
+  close(): Promise<void>;
+}

@@ -1,0 +1,138 @@
+import { basename } from "node:path";
+import {
+  getLlama,
+  LlamaLogLevel,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  type LlamaModel,
+} from "node-llama-cpp";
+import { UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
+import { buildChoiceGrammar } from "../build-choice-grammar.ts";
+import type { Engine, EngineAdapterInfo, EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
+import { generateOnSequence } from "./generate-on-sequence.ts";
+import { SlotPool } from "./slot-pool.ts";
+
+export interface LlamaAdapterConfig {
+  id: AdapterId;
+  /** LoRA GGUF; absent = the adapter runs on the bare base (its own harness prompt tells it apart). */
+  loraPath?: string;
+  scale?: number;
+}
+
+export interface LlamaEngineOptions {
+  baseModelPath: string;
+  adapters: readonly LlamaAdapterConfig[];
+  /** CPU threads for llama.cpp; always explicit (its default is very slow on small machines). */
+  threads: number;
+  /** KV capacity of one slot, in tokens. */
+  contextSize: number;
+  /** KV slots (sequences) per adapter context: how many conversations stay warm per adapter. */
+  slotsPerAdapter: number;
+  /** Requests that may wait for a busy slot of one adapter before `overloaded`. */
+  maxWaitingPerAdapter: number;
+  gpu?: false | "auto";
+  now: () => number;
+  /** Content fingerprint of a model file (revision id). */
+  fingerprintFile: (path: string) => Promise<string>;
+}
+
+interface AdapterRuntime {
+  info: EngineAdapterInfo;
+  context: LlamaContext;
+  pool: SlotPool<LlamaContextSequence>;
+}
+
+/**
+ * llama.cpp embedded through node-llama-cpp. LoRA is fixed per LlamaContext, so the base is loaded once and
+ * each adapter gets its own context whose sequences are the KV slots of that adapter.
+ */
+export async function createLlamaEngine(options: LlamaEngineOptions): Promise<Engine> {
+  const llama: Llama = await getLlama({
+    gpu: options.gpu ?? false,
+    build: "never",
+    maxThreads: options.threads,
+    logLevel: LlamaLogLevel.error,
+  });
+  const model: LlamaModel = await llama.loadModel({ modelPath: options.baseModelPath });
+  const baseRevision = await options.fingerprintFile(options.baseModelPath);
+  const runtimes = new Map<AdapterId, AdapterRuntime>();
+  try {
+    for (const adapter of options.adapters) {
+      const context = await model.createContext({
+        contextSize: options.contextSize,
+        sequences: options.slotsPerAdapter,
+        threads: { ideal: options.threads, min: 1 },
+        lora: adapter.loraPath
+          ? { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] }
+          : undefined,
+      });
+      const slots = Array.from({ length: options.slotsPerAdapter }, () => context.getSequence());
+      runtimes.set(adapter.id, {
+        info: {
+          id: adapter.id,
+          revision: adapter.loraPath ? await options.fingerprintFile(adapter.loraPath) : baseRevision,
+          lora: adapter.loraPath !== undefined,
+        },
+        context,
+        pool: new SlotPool(slots, { maxWaiting: options.maxWaitingPerAdapter }),
+      });
+    }
+  } catch (error) {
+    await Promise.allSettled([...runtimes.values()].map((r) => r.context.dispose()));
+    await model.dispose();
+    throw error;
+  }
+
+  const grammars = new Map<string, Promise<LlamaGrammar>>();
+  const grammarFor = (choices: readonly string[]): Promise<LlamaGrammar> => {
+    const text = buildChoiceGrammar(choices);
+    let grammar = grammars.get(text);
+    if (!grammar) {
+      grammar = llama.createGrammar({ grammar: text });
+      grammars.set(text, grammar);
+    }
+    return grammar;
+  };
+
+  return {
+    kind: "llama.cpp",
+    baseModel: {
+      name: model.fileInfo.metadata.general?.name ?? basename(options.baseModelPath),
+      revision: baseRevision,
+    },
+    adapters: [...runtimes.values()].map((r) => r.info),
+
+    async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
+      const runtime = runtimes.get(request.adapter);
+      if (!runtime) throw new UnknownAdapterError(`adapter "${request.adapter}" is not loaded on this node`);
+      const grammar = request.constraint ? await grammarFor(request.constraint.choices) : undefined;
+      const queuedAt = options.now();
+      const lease = await runtime.pool.acquire(request.conversationId, request.signal);
+      const queueMs = options.now() - queuedAt;
+      try {
+        const result = await generateOnSequence({ sequence: lease.slot, grammar, request, now: options.now });
+        return { ...result, queueMs };
+      } finally {
+        lease.release();
+      }
+    },
+
+    snapshot() {
+      return [...runtimes.values()].map((r) => ({
+        adapter: r.info.id,
+        totalSlots: r.pool.total,
+        freeSlots: r.pool.free,
+        warmConversations: r.pool.warmConversations(),
+        waiting: r.pool.waiting,
+      }));
+    },
+
+    async close() {
+      await Promise.allSettled([...runtimes.values()].map((r) => r.context.dispose()));
+      await model.dispose();
+      await llama.dispose();
+    },
+  };
+}

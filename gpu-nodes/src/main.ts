@@ -1,0 +1,82 @@
+import { availableParallelism, hostname } from "node:os";
+import { connect, credsAuthenticator } from "@nats-io/transport-node";
+import { readFile } from "node:fs/promises";
+import { pino } from "pino";
+import { ConfigError, parseNodeConfig } from "./config/node-config.ts";
+import { createEngineFromConfig } from "./runtime/create-engine-from-config.ts";
+import { startGpuNode } from "./service/start-gpu-node.ts";
+
+/** Composition root of a GPU node: configuration → engine → NATS → node service. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseNodeConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const { env } = config;
+  const nodeId =
+    env.MOL_NODE_ID ??
+    `${hostname()
+      .replace(/[^A-Za-z0-9_-]/g, "-")
+      .slice(0, 40)}-${process.pid}`;
+  const logger = pino({ level: env.MOL_LOG_LEVEL, base: { nodeId } });
+  // llama.cpp's own default thread count is far slower on small machines; never leave it implicit.
+  const threads = env.MOL_THREADS ?? Math.max(1, Math.min(8, availableParallelism()));
+
+  logger.info(
+    { engine: env.MOL_ENGINE, model: env.MOL_BASE_MODEL ?? env.MOL_ENGINE_URL, threads },
+    "loading engine",
+  );
+  const engine = await createEngineFromConfig(config, threads);
+  const nc = await connect({
+    servers: env.MOL_NATS_URL.split(","),
+    name: `molmesh-gpu-node-${nodeId}`,
+    maxReconnectAttempts: -1,
+    authenticator: env.MOL_NATS_CREDS ? credsAuthenticator(await readFile(env.MOL_NATS_CREDS)) : undefined,
+  });
+  const node = await startGpuNode({
+    nc,
+    engine,
+    nodeId,
+    maxConcurrent: env.MOL_MAX_CONCURRENT,
+    heartbeatIntervalMs: env.MOL_HEARTBEAT_INTERVAL_MS,
+    heartbeatTtlMs: env.MOL_HEARTBEAT_TTL_MS,
+    subjectPrefix: env.MOL_SUBJECT_PREFIX,
+    logger,
+    now: () => performance.now(),
+    clock: () => Date.now(),
+  });
+  process.stdout.write(
+    `molmesh gpu node ${nodeId} ready (${engine.kind}, ${engine.adapters.length} adapters)\n`,
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    await node.stop();
+    await nc.drain().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  void nc.closed().then((error) => {
+    if (!stopping) {
+      logger.error({ err: error }, "NATS connection closed");
+      process.exit(1);
+    }
+  });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `molmesh gpu node failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,41 @@
+import { MAX_WARM_KEYS_PER_ADAPTER, WIRE_VERSION, type NodeStatus } from "../../../schema/wire/v1/index.ts";
+import type { Engine } from "../engine/engine.ts";
+import type { Admission } from "./admission.ts";
+
+export interface NodeStatusSource {
+  nodeId: string;
+  engine: Engine;
+  admission: Admission;
+  startedAt: number;
+  heartbeatIntervalMs: number;
+  /** Wall clock (unix ms), for the informative timestamps. */
+  clock: () => number;
+}
+
+/** The heartbeat body: what the edge needs to place a hop (warm keys, free slots, load). */
+export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
+  const slots = source.engine.snapshot();
+  return {
+    version: WIRE_VERSION,
+    nodeId: source.nodeId,
+    engine: source.engine.kind,
+    baseModel: source.engine.baseModel,
+    adapters: source.engine.adapters.map((adapter) => {
+      const s = slots.find((x) => x.adapter === adapter.id);
+      return {
+        id: adapter.id,
+        revision: adapter.revision,
+        lora: adapter.lora,
+        totalSlots: s?.totalSlots ?? 0,
+        freeSlots: s?.freeSlots ?? 0,
+        warmConversations: (s?.warmConversations ?? []).slice(0, MAX_WARM_KEYS_PER_ADAPTER),
+      };
+    }),
+    inFlight: source.admission.inFlight,
+    maxConcurrent: source.admission.maxConcurrent,
+    queueDepth: slots.reduce((n, s) => n + s.waiting, 0),
+    startedAt: source.startedAt,
+    updatedAt: source.clock(),
+    heartbeatIntervalMs: source.heartbeatIntervalMs,
+  };
+}

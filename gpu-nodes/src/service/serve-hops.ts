@@ -1,0 +1,164 @@
+import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
+import {
+  HOPS,
+  NODE_QUEUE_GROUP,
+  WIRE_VERSION,
+  answerRequestSchema,
+  buildCancelSubject,
+  buildHopSubject,
+  buildNodeHopSubject,
+  cancelRequestSchema,
+  decodeWireMessage,
+  encodeWireMessage,
+  readRequestId,
+  routeRequestSchema,
+  summaryRequestSchema,
+  toWireErrorPayload,
+  type Hop,
+} from "../../../schema/wire/v1/index.ts";
+import type { Engine } from "../engine/engine.ts";
+import type { Admission } from "./admission.ts";
+import type { HopContext } from "./hop-context.ts";
+import type { InFlightRequests } from "./in-flight-requests.ts";
+import type { NodeLogger } from "./logger.ts";
+import { runAnswerHop, type StreamPartBody } from "./run-answer-hop.ts";
+import { runRouteHop } from "./run-route-hop.ts";
+import { runSummaryHop } from "./run-summary-hop.ts";
+
+export interface ServeHopsOptions {
+  nc: NatsConnection;
+  engine: Engine;
+  nodeId: string;
+  admission: Admission;
+  inFlight: InFlightRequests;
+  logger: NodeLogger;
+  now: () => number;
+  subjectPrefix?: string;
+}
+
+export interface HopServer {
+  /** Stops taking hops, lets running ones finish for up to `graceMs`, then cancels the rest. */
+  stop(graceMs: number): Promise<void>;
+}
+
+const END_OF_STREAM = new Uint8Array(0);
+
+/**
+ * Serves the three hops on two subjects each: the shared queue-group subject (cold path: any node) and this
+ * node's own subject (affinity path: the edge knows our KV is warm). Every reply is validated wire data; a bad
+ * request gets a typed error reply on the same request and the node keeps serving.
+ */
+export function serveHops(options: ServeHopsOptions): HopServer {
+  const { nc, nodeId, logger, inFlight } = options;
+  const subscriptions: Subscription[] = [];
+  const running = new Set<Promise<void>>();
+
+  const track = (work: Promise<void>): void => {
+    running.add(work);
+    void work.finally(() => running.delete(work));
+  };
+
+  for (const hop of HOPS) {
+    const handler = (error: Error | null, msg: Msg): void => {
+      if (error) return logger.error({ err: error, hop }, "subscription error");
+      track(handleHop(hop, msg, options));
+    };
+    subscriptions.push(
+      nc.subscribe(buildHopSubject(hop, options.subjectPrefix), {
+        queue: NODE_QUEUE_GROUP,
+        callback: handler,
+      }),
+    );
+    subscriptions.push(
+      nc.subscribe(buildNodeHopSubject(nodeId, hop, options.subjectPrefix), { callback: handler }),
+    );
+  }
+  subscriptions.push(
+    nc.subscribe(buildCancelSubject(options.subjectPrefix), {
+      callback: (error, msg) => {
+        if (error) return;
+        try {
+          const cancel = decodeWireMessage(cancelRequestSchema, msg.data, "request");
+          if (inFlight.cancel(cancel.requestId, cancel.reason)) {
+            logger.info({ requestId: cancel.requestId }, "hop cancelled by requester");
+          }
+        } catch (cause) {
+          logger.warn({ err: cause }, "ignored malformed cancel message");
+        }
+      },
+    }),
+  );
+
+  return {
+    async stop(graceMs) {
+      for (const sub of subscriptions) sub.unsubscribe();
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref?.());
+      await Promise.race([Promise.allSettled([...running]), grace]);
+      inFlight.cancelAll("node is shutting down");
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
+async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise<void> {
+  const { admission, inFlight, logger, nodeId, now } = options;
+  const receivedAt = now();
+  const stream = hop === "answer" ? createStreamWriter(msg) : undefined;
+  const replyError = (error: unknown, requestId: string | undefined): void => {
+    const payload = toWireErrorPayload(error);
+    if (payload.code !== "cancelled" && payload.code !== "deadline_exceeded") {
+      logger.warn({ hop, requestId, code: payload.code }, payload.message.split("\n")[0] ?? payload.code);
+    }
+    if (stream) {
+      stream.emit({ type: "error", error: payload });
+      stream.end();
+    } else {
+      msg.respond(
+        encodeWireMessage({ version: WIRE_VERSION, type: "error", requestId, nodeId, error: payload }),
+      );
+    }
+  };
+
+  let release: (() => void) | undefined;
+  let finish: (() => void) | undefined;
+  let requestId: string | undefined = readRequestId(msg.data);
+  try {
+    const request =
+      hop === "route"
+        ? decodeWireMessage(routeRequestSchema, msg.data, "request")
+        : hop === "answer"
+          ? decodeWireMessage(answerRequestSchema, msg.data, "request")
+          : decodeWireMessage(summaryRequestSchema, msg.data, "request");
+    requestId = request.requestId;
+    release = admission.enter();
+    const running = inFlight.start(request.requestId, request.timeoutMs);
+    finish = running.finish;
+    const ctx: HopContext = { engine: options.engine, nodeId, now, signal: running.signal, receivedAt };
+    if (request.type === "answer" && stream) {
+      await runAnswerHop(request, ctx, stream.emit);
+      stream.end();
+    } else if (request.type === "route") {
+      msg.respond(encodeWireMessage(await runRouteHop(request, ctx)));
+    } else if (request.type === "summary") {
+      msg.respond(encodeWireMessage(await runSummaryHop(request, ctx)));
+    }
+  } catch (error) {
+    replyError(error, requestId);
+  } finally {
+    finish?.();
+    release?.();
+  }
+}
+
+/** Stamps `version` and a gap-free `seq` on each part; the empty message after the last is the sentinel. */
+function createStreamWriter(msg: Msg): { emit: (part: StreamPartBody) => void; end: () => void } {
+  let seq = 0;
+  return {
+    emit: (part) => {
+      msg.respond(encodeWireMessage({ version: WIRE_VERSION, seq: seq++, ...part }));
+    },
+    end: () => {
+      msg.respond(END_OF_STREAM);
+    },
+  };
+}

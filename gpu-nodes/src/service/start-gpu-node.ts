@@ -1,0 +1,68 @@
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { Engine } from "../engine/engine.ts";
+import { Admission } from "./admission.ts";
+import { describeNodeStatus } from "./describe-node-status.ts";
+import { InFlightRequests } from "./in-flight-requests.ts";
+import type { NodeLogger } from "./logger.ts";
+import { startHeartbeat } from "./publish-heartbeat.ts";
+import { serveHops } from "./serve-hops.ts";
+
+/** Most hops a node runs at once before answering `overloaded`. */
+export const DEFAULT_MAX_CONCURRENT_HOPS = 8;
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 2_000;
+export const DEFAULT_HEARTBEAT_TTL_MS = 10_000;
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+export interface GpuNodeOptions {
+  nc: NatsConnection;
+  engine: Engine;
+  nodeId: string;
+  maxConcurrent?: number;
+  heartbeatIntervalMs?: number;
+  heartbeatTtlMs?: number;
+  subjectPrefix?: string;
+  logger: NodeLogger;
+  /** Monotonic milliseconds, for durations. */
+  now: () => number;
+  /** Wall clock (unix ms), for heartbeat timestamps. */
+  clock: () => number;
+}
+
+export interface GpuNode {
+  readonly nodeId: string;
+  /** Drains hops (up to `graceMs`), removes the heartbeat and closes the engine; the NATS connection is the caller's. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Wires the node service around an injected engine and NATS connection. */
+export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
+  const admission = new Admission(options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_HOPS);
+  const inFlight = new InFlightRequests();
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+  const startedAt = options.clock();
+  const server = serveHops({ ...options, admission, inFlight });
+  const heartbeat = await startHeartbeat({
+    nc: options.nc,
+    nodeId: options.nodeId,
+    intervalMs: heartbeatIntervalMs,
+    ttlMs: options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
+    logger: options.logger,
+    describe: () => describeNodeStatus({ ...options, admission, startedAt, heartbeatIntervalMs }),
+  }).catch(async (error: unknown) => {
+    await server.stop(0);
+    throw error;
+  });
+  options.logger.info({ nodeId: options.nodeId, engine: options.engine.kind }, "gpu node serving");
+  let stopped: Promise<void> | undefined;
+  return {
+    nodeId: options.nodeId,
+    stop(graceMs = DEFAULT_SHUTDOWN_GRACE_MS) {
+      stopped ??= (async () => {
+        await server.stop(graceMs);
+        await heartbeat.stop();
+        await options.engine.close();
+      })();
+      return stopped;
+    },
+  };
+}

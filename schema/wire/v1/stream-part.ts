@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { wireErrorPayloadSchema } from "./error-code.ts";
+import { finishReasonSchema } from "./finish-reason.ts";
+import { timingsSchema, usageSchema } from "./usage.ts";
+import { wireVersionSchema } from "./version.ts";
+
+/**
+ * Parts of a streamed answer. Core NATS is at-most-once, so every part carries `seq` (0, 1, 2, …): the
+ * receiver detects a lost part as a gap instead of silently showing a hole in the answer. The stream ends with
+ * exactly one `finish` or `error` part, followed by an empty NATS message (the request-many sentinel).
+ */
+const partBase = { version: wireVersionSchema, seq: z.int().nonnegative() };
+
+export const startPartSchema = z.object({
+  ...partBase,
+  type: z.literal("start"),
+  requestId: z.string(),
+  nodeId: z.string(),
+  adapter: z.string(),
+  /** Revision id (content fingerprint) of the adapter that answers. */
+  revision: z.string(),
+});
+
+export const textDeltaPartSchema = z.object({
+  ...partBase,
+  type: z.literal("text-delta"),
+  delta: z.string(),
+});
+
+export const finishPartSchema = z.object({
+  ...partBase,
+  type: z.literal("finish"),
+  finishReason: finishReasonSchema,
+  /** The whole answer, so a receiver can check the deltas it assembled. */
+  text: z.string(),
+  usage: usageSchema,
+  timings: timingsSchema,
+});
+
+export const errorPartSchema = z.object({
+  ...partBase,
+  type: z.literal("error"),
+  error: wireErrorPayloadSchema,
+});
+
+export const streamPartSchema = z.discriminatedUnion("type", [
+  startPartSchema,
+  textDeltaPartSchema,
+  finishPartSchema,
+  errorPartSchema,
+]);
+export type StreamPart = z.infer<typeof streamPartSchema>;
+export type StartPart = z.infer<typeof startPartSchema>;
+export type TextDeltaPart = z.infer<typeof textDeltaPartSchema>;
+export type FinishPart = z.infer<typeof finishPartSchema>;
+export type ErrorPart = z.infer<typeof errorPartSchema>;

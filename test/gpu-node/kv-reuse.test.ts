@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
+import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
+
+let nats: NatsServerHandle;
+let t: TestNode;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  // Two KV slots per adapter, so a third conversation evicts the least recently used one.
+  t = await startTestNode({ natsUrl: nats.url, models: inject("models"), engine: { slotsPerAdapter: 2 } });
+});
+afterAll(async () => {
+  await t?.stop();
+  await nats?.dispose();
+});
+
+/** Token boundary between the previous view's end and the answer may re-tokenise: allow a few tokens. */
+const TEMPLATE_MARGIN_TOKENS = 8;
+const SYSTEM = "system: you are the chat specialist of molmesh. answer briefly.\n";
+
+async function turn(conversationId: string, view: string) {
+  const answer = await collectAnswer(t.client, answerInput(conversationId, "chat", view));
+  expect(answer.text).toBe(answer.finish.text);
+  return answer;
+}
+
+describe("KV reuse per (conversation, adapter)", () => {
+  it("evaluates only the new tokens of a growing view from the second turn on", async () => {
+    let view = `${SYSTEM}user: hello there, how are you?\nassistant:`;
+    let previousPromptTokens = 0;
+    for (let i = 0; i < 6; i++) {
+      const { text, finish } = await turn("grow", view);
+      const { usage } = finish;
+      expect(usage.promptTokens).toBe(usage.cachedPromptTokens + usage.evaluatedPromptTokens);
+      if (i === 0) expect(usage.cachedPromptTokens).toBe(0);
+      else {
+        expect(usage.cachedPromptTokens).toBeGreaterThanOrEqual(
+          previousPromptTokens - TEMPLATE_MARGIN_TOKENS,
+        );
+        expect(usage.evaluatedPromptTokens).toBeLessThan(usage.promptTokens / 2);
+      }
+      previousPromptTokens = usage.promptTokens;
+      view += `${text}\nuser: tell me more about item ${i}.\nassistant:`;
+    }
+  });
+
+  it("recomputes after eviction, then reuses again", async () => {
+    // Views that differ from their first token on, so an evicted conversation has nothing left to reuse.
+    const views = new Map(["a", "b", "c"].map((c) => [c, `${c.repeat(3)} ${SYSTEM}user: hello\nassistant:`]));
+    const first = new Map<string, number>();
+    for (const c of ["a", "b", "c"]) {
+      const { text, finish } = await turn(c, views.get(c) as string);
+      first.set(c, finish.usage.promptTokens);
+      views.set(c, `${views.get(c)}${text}\nuser: and then?\nassistant:`);
+    }
+    const warm = t.engine.snapshot().find((s) => s.adapter === "chat")?.warmConversations;
+    expect(warm).toEqual(["c", "b"]);
+
+    // "a" was evicted by "c": at most the BOS token can be reused.
+    const evicted = await turn("a", views.get("a") as string);
+    expect(evicted.finish.usage.cachedPromptTokens).toBeLessThanOrEqual(1);
+    expect(evicted.finish.usage.evaluatedPromptTokens).toBeGreaterThan((first.get("a") as number) / 2);
+
+    const again = await turn("a", `${views.get("a")}${evicted.text}\nuser: ok\nassistant:`);
+    expect(again.finish.usage.cachedPromptTokens).toBeGreaterThanOrEqual(
+      evicted.finish.usage.promptTokens - TEMPLATE_MARGIN_TOKENS,
+    );
+    const slots = t.engine.snapshot().find((s) => s.adapter === "chat");
+    expect(slots?.freeSlots).toBe(slots?.totalSlots);
+  });
+
+  it("keeps each adapter's KV apart: the same conversation on another adapter starts cold", async () => {
+    const view = `${SYSTEM}user: a question for two adapters\nassistant:`;
+    await collectAnswer(t.client, answerInput("shared", "coding", view));
+    const other = await collectAnswer(t.client, answerInput("shared", "genui", view));
+    expect(other.finish.usage.cachedPromptTokens).toBe(0);
+  });
+});

@@ -1,0 +1,99 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { Kvm } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { NODE_STATUS_BUCKET, WIRE_VERSION, buildNodeStatusKey } from "../../schema/wire/v1/index.ts";
+import { requestRoute } from "../../workers/src/gpu/request-route.ts";
+import { REPO_ROOT } from "../harness/paths.ts";
+import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
+
+let nats: NatsServerHandle;
+let client: NatsConnection;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  client = await connect({ servers: nats.url });
+});
+afterAll(async () => {
+  await client?.close();
+  await nats?.dispose();
+});
+
+function spawnNode(env: Record<string, string>): ChildProcessWithoutNullStreams & { output: () => string } {
+  const child = spawn(process.execPath, ["--import", "tsx", "gpu-nodes/src/main.ts"], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", MOL_LOG_LEVEL: "warn", ...env },
+  });
+  let output = "";
+  child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  return Object.assign(child, { output: () => output });
+}
+
+const exitCode = (child: ChildProcessWithoutNullStreams) =>
+  new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+
+function nodeEnv(nodeId: string): Record<string, string> {
+  const models = inject("models");
+  return {
+    MOL_NODE_ID: nodeId,
+    MOL_NATS_URL: nats.url,
+    MOL_BASE_MODEL: models.base,
+    ...Object.fromEntries(
+      Object.entries(models.adapters).map(([id, path]) => [`MOL_ADAPTER_${id.toUpperCase()}`, path]),
+    ),
+    MOL_THREADS: "1",
+    MOL_CONTEXT_SIZE: "512",
+    MOL_SLOTS_PER_ADAPTER: "1",
+    MOL_HEARTBEAT_INTERVAL_MS: "300",
+    MOL_HEARTBEAT_TTL_MS: "1500",
+  };
+}
+
+async function waitForOutput(child: ReturnType<typeof spawnNode>, text: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!child.output().includes(text)) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`no "${text}" in:\n${child.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("the GPU node process", () => {
+  it("fails fast with a clear message on bad configuration", async () => {
+    const child = spawnNode({ MOL_ENGINE: "embedded", MOL_CONTEXT_SIZE: "lots", MOL_ADAPTERS: "Chat!" });
+    expect(await exitCode(child)).toBe(2);
+    expect(child.output()).toContain("MOL_BASE_MODEL: required for the embedded engine");
+    expect(child.output()).toContain("MOL_CONTEXT_SIZE");
+    expect(child.output()).toContain("MOL_ADAPTERS");
+  });
+
+  it("serves hops, leaves the fleet on SIGTERM, and drops out of the bucket by TTL when killed", async () => {
+    const graceful = spawnNode(nodeEnv("proc-a"));
+    await waitForOutput(graceful, "molmesh gpu node proc-a ready");
+    const result = await requestRoute(client, {
+      version: WIRE_VERSION,
+      type: "route",
+      requestId: "proc-route",
+      conversationId: "proc",
+      view: "user: hello\nlabel:",
+      timeoutMs: 10_000,
+    });
+    expect(result.nodeId).toBe("proc-a");
+    const kv = await new Kvm(client).open(NODE_STATUS_BUCKET);
+    expect((await kv.get(buildNodeStatusKey("proc-a")))?.operation).toBe("PUT");
+    graceful.kill("SIGTERM");
+    expect(await exitCode(graceful)).toBe(0);
+    expect((await kv.get(buildNodeStatusKey("proc-a")))?.operation).not.toBe("PUT");
+
+    const killed = spawnNode(nodeEnv("proc-b"));
+    await waitForOutput(killed, "molmesh gpu node proc-b ready");
+    await expect.poll(async () => (await kv.get(buildNodeStatusKey("proc-b")))?.operation).toBe("PUT");
+    killed.kill("SIGKILL");
+    await exitCode(killed);
+    // The bucket's TTL (set by the first node: 1.5 s here) removes a node that stopped beating.
+    await expect
+      .poll(async () => (await kv.get(buildNodeStatusKey("proc-b")))?.operation ?? "gone", { timeout: 6_000 })
+      .toBe("gone");
+  });
+});

@@ -1,0 +1,92 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  BadRequestError,
+  DEFAULT_ROUTE_MAX_TOKENS,
+  SPECIALIST_LABELS,
+  WIRE_VERSION,
+} from "../../schema/wire/v1/index.ts";
+import { requestRoute } from "../../workers/src/gpu/request-route.ts";
+import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
+import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
+
+let nats: NatsServerHandle;
+let t: TestNode;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  t = await startTestNode({ natsUrl: nats.url, models: inject("models") });
+});
+afterAll(async () => {
+  await t?.stop();
+  await nats?.dispose();
+});
+
+const routeInput = (view: string, i: number) => ({
+  version: WIRE_VERSION,
+  type: "route" as const,
+  requestId: `route-${i}`,
+  conversationId: `conv-${i % 7}`,
+  view,
+  timeoutMs: 20_000,
+});
+
+describe("route hop", () => {
+  it("returns one of the labels within the token budget for 200 varied views", async () => {
+    const views = fc.sample(
+      fc.oneof(
+        fc.string({ minLength: 1, maxLength: 300 }),
+        fc.string({ unit: "grapheme", minLength: 1, maxLength: 120 }),
+        fc
+          .array(fc.constantFrom("write", "code", "plan", "a", "UI", "hello", "agent", "chat", "?", "\n"), {
+            minLength: 1,
+            maxLength: 60,
+          })
+          .map((words) => words.join(" ")),
+      ),
+      { numRuns: 200, seed: 42 },
+    );
+    const seen = new Set<string>();
+    for (const [i, body] of views.entries()) {
+      const result = await requestRoute(t.client, routeInput(`<route>\nuser: ${body}\nlabel: `, i));
+      expect(SPECIALIST_LABELS).toContain(result.label);
+      expect(result.usage.completionTokens).toBeGreaterThan(0);
+      expect(result.usage.completionTokens).toBeLessThanOrEqual(DEFAULT_ROUTE_MAX_TOKENS);
+      expect(result.nodeId).toBe("test-node");
+      seen.add(result.label);
+    }
+    // Random weights still spread over labels; a grammar bug that pins one label would show here.
+    expect(seen.size).toBeGreaterThan(1);
+  });
+
+  it("honours a custom label set and a bounded reasoning prefix", async () => {
+    for (let i = 0; i < 20; i++) {
+      const result = await requestRoute(t.client, {
+        ...routeInput(`<route>\nuser: request number ${i}\n`, 1000 + i),
+        labels: ["yes", "no"],
+        maxTokens: 12,
+        reasoningMaxTokens: 8,
+      });
+      expect(["yes", "no"]).toContain(result.label);
+      expect(result.usage.completionTokens).toBeLessThanOrEqual(12);
+      expect(result.rawText.endsWith(result.label)).toBe(true);
+    }
+  });
+
+  it("rejects a budget that cannot fit the longest label before sending anything", () => {
+    expect(() => requestRoute(t.client, { ...routeInput("x", 1), maxTokens: 3 })).toThrow();
+  });
+
+  it("rejects a budget that cannot fit the longest label when a peer sends it anyway", async () => {
+    const raw = JSON.stringify({ ...routeInput("x", 2), maxTokens: 3, labels: ["coding"] });
+    const reply = await t.client.request("molmesh.v1.hop.route", new TextEncoder().encode(raw), {
+      timeout: 5000,
+    });
+    const body = JSON.parse(new TextDecoder().decode(reply.data)) as {
+      type: string;
+      error: { code: string };
+    };
+    expect(body.type).toBe("error");
+    expect(body.error.code).toBe(new BadRequestError("x").code);
+  });
+});

@@ -1,0 +1,55 @@
+import type { NatsConnection } from "@nats-io/nats-core";
+import { WIRE_VERSION, type AnswerRequestInput, type FinishPart } from "../../schema/wire/v1/index.ts";
+import { streamAnswer } from "../../workers/src/gpu/stream-answer.ts";
+import type { HopCallOptions } from "../../workers/src/gpu/hop-call-options.ts";
+
+export interface CollectedAnswer {
+  deltas: string[];
+  text: string;
+  finish: FinishPart;
+  revision: string;
+  nodeId: string;
+}
+
+let counter = 0;
+
+/** Builds an answer request with test defaults (greedy, short). */
+export function answerInput(
+  conversationId: string,
+  adapter: string,
+  view: string,
+  overrides: Partial<AnswerRequestInput> = {},
+): AnswerRequestInput {
+  return {
+    version: WIRE_VERSION,
+    type: "answer",
+    requestId: `answer-${process.pid}-${++counter}`,
+    conversationId,
+    adapter,
+    view,
+    timeoutMs: 30_000,
+    sampling: { maxTokens: 24, temperature: 0 },
+    ...overrides,
+  };
+}
+
+/** Streams an answer to its end and checks the deltas add up to the finish part's text. */
+export async function collectAnswer(
+  nc: NatsConnection,
+  input: AnswerRequestInput,
+  options: HopCallOptions = {},
+): Promise<CollectedAnswer> {
+  const deltas: string[] = [];
+  let finish: FinishPart | undefined;
+  let revision = "";
+  let nodeId = "";
+  for await (const part of streamAnswer(nc, input, options)) {
+    if (part.type === "start") {
+      revision = part.revision;
+      nodeId = part.nodeId;
+    } else if (part.type === "text-delta") deltas.push(part.delta);
+    else finish = part;
+  }
+  if (!finish) throw new Error("stream ended without finish");
+  return { deltas, text: deltas.join(""), finish, revision, nodeId };
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/harness/global-setup.ts"],
+    // Engines, nats-server and model files are real: give them room, and keep the 2-core CI box unsaturated.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    maxWorkers: 2,
+    reporters: ["default", "./test/harness/closing-line-reporter.ts"],
+  },
+});

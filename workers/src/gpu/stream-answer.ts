@@ -1,0 +1,92 @@
+import type { Msg, NatsConnection } from "@nats-io/nats-core";
+import {
+  CancelledError,
+  DeadlineExceededError,
+  MolWireError,
+  ProtocolError,
+  answerRequestSchema,
+  buildHopSubject,
+  decodeWireMessage,
+  encodeWireMessage,
+  rebuildWireError,
+  streamPartSchema,
+  type AnswerRequestInput,
+  type StreamPart,
+} from "../../../schema/wire/v1/index.ts";
+import { DEFAULT_REPLY_GRACE_MS, type HopCallOptions } from "./hop-call-options.ts";
+import { mapNatsError } from "./map-nats-error.ts";
+import { publishCancel } from "./publish-cancel.ts";
+
+export type AnswerStreamPart = Exclude<StreamPart, { type: "error" }>;
+
+/**
+ * Streams the answer hop: yields `start`, `text-delta`s and ends after `finish`. A node's `error` part is
+ * rethrown as its typed error; a lost part (gap in `seq`), a stream that ends without `finish` and an abort
+ * each end the stream with a typed error too, so a caller never mistakes a partial answer for a whole one.
+ */
+export async function* streamAnswer(
+  nc: NatsConnection,
+  input: AnswerRequestInput,
+  options: HopCallOptions = {},
+): AsyncGenerator<AnswerStreamPart, void, undefined> {
+  const request = answerRequestSchema.parse(input);
+  const subject = options.subject ?? buildHopSubject("answer", options.subjectPrefix);
+  const { signal } = options;
+  signal?.throwIfAborted();
+
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      publishCancel(nc, request.requestId, "requester aborted", options.subjectPrefix);
+      const reason: unknown = signal?.reason;
+      reject(
+        reason instanceof MolWireError ? reason : new CancelledError("answer hop aborted", { cause: reason }),
+      );
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  aborted.catch(() => undefined);
+
+  let iterator: AsyncIterator<Msg> | undefined;
+  let ended = false;
+  try {
+    const replies = await nc
+      .requestMany(subject, encodeWireMessage(request), {
+        strategy: "sentinel",
+        // requestMany's maxWait silently ends the iterator: it must cover the whole generation.
+        maxWait: request.timeoutMs + DEFAULT_REPLY_GRACE_MS,
+      })
+      .catch((error: unknown) => {
+        throw mapNatsError(error, subject);
+      });
+    iterator = replies[Symbol.asyncIterator]();
+    for (let expectedSeq = 0; ; expectedSeq++) {
+      const next = await Promise.race([iterator.next(), aborted]).catch((error: unknown) => {
+        throw mapNatsError(error, subject);
+      });
+      if (next.done) {
+        throw new DeadlineExceededError(
+          `answer stream on ${subject} gave no finish within ${request.timeoutMs} ms`,
+        );
+      }
+      if (next.value.data.length === 0) throw new ProtocolError("answer stream ended without a finish part");
+      const part = decodeWireMessage(streamPartSchema, next.value.data, "reply");
+      if (part.seq !== expectedSeq) {
+        throw new ProtocolError(`answer stream lost parts: expected seq ${expectedSeq}, got ${part.seq}`);
+      }
+      if (part.type === "error") {
+        ended = true;
+        throw rebuildWireError(part.error);
+      }
+      ended = part.type === "finish";
+      yield part;
+      if (ended) return;
+    }
+  } finally {
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+    // Whatever stopped us early (a consumer that broke off, a gap, our own deadline), the node must stop too.
+    if (!ended && !signal?.aborted)
+      publishCancel(nc, request.requestId, "requester stopped reading", options.subjectPrefix);
+    await iterator?.return?.();
+  }
+}
