@@ -22,6 +22,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ["**/*.mjs"],
+    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+  },
+  {
     // The shared contract must stay runtime-agnostic: no node:* and no cloudflare:* imports.
     files: ["schema/**/*.ts"],
     rules: {

@@ -2,7 +2,7 @@ import { availableParallelism, hostname } from "node:os";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { readFile } from "node:fs/promises";
 import { pino } from "pino";
-import { ConfigError, parseNodeConfig } from "./config/node-config.ts";
+import { ConfigError, defaultThreadCount, parseNodeConfig } from "./config/node-config.ts";
 import { createEngineFromConfig } from "./runtime/create-engine-from-config.ts";
 import { startGpuNode } from "./service/start-gpu-node.ts";
 
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
       .slice(0, 40)}-${process.pid}`;
   const logger = pino({ level: env.MOL_LOG_LEVEL, base: { nodeId } });
   // llama.cpp's own default thread count is far slower on small machines; never leave it implicit.
-  const threads = env.MOL_THREADS ?? Math.max(1, Math.min(8, availableParallelism()));
+  const threads = env.MOL_THREADS ?? defaultThreadCount(availableParallelism());
 
   logger.info(
     { engine: env.MOL_ENGINE, model: env.MOL_BASE_MODEL ?? env.MOL_ENGINE_URL, threads },

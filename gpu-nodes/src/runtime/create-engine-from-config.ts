@@ -1,6 +1,7 @@
 import type { NodeConfig } from "../config/node-config.ts";
 import type { Engine } from "../engine/engine.ts";
 import { createLlamaEngine } from "../engine/llama/create-llama-engine.ts";
+import { createOpenAiHttpEngine } from "../engine/openai-http/create-openai-http-engine.ts";
 import { fingerprintFile } from "./fingerprint-file.ts";
 import { resolveModelPath } from "./resolve-model-path.ts";
 
@@ -9,7 +10,17 @@ export async function createEngineFromConfig(config: NodeConfig, threads: number
   const { env } = config;
   const adapters = [...config.adapterPaths].map(([id, path]) => ({ id, path }));
   if (env.MOL_ENGINE === "openai-http") {
-    throw new Error("openai-http engine not wired yet");
+    // Adapter paths are as the engine server sees them: it loads them (vLLM) or already has them (llama-server).
+    return await createOpenAiHttpEngine({
+      flavor: env.MOL_ENGINE_FLAVOR,
+      baseUrl: env.MOL_ENGINE_URL as string,
+      apiKey: env.MOL_ENGINE_API_KEY,
+      baseModel: env.MOL_ENGINE_MODEL as string,
+      adapters: adapters.map(({ id, path }) => ({ id, path, scale: env.MOL_ADAPTER_SCALE })),
+      fetch: globalThis.fetch.bind(globalThis),
+      now: () => performance.now(),
+      warmSlotsPerAdapter: env.MOL_SLOTS_PER_ADAPTER,
+    });
   }
   const baseModelPath = await resolveModelPath(env.MOL_BASE_MODEL as string, env.MOL_MODELS_DIR);
   return await createLlamaEngine({

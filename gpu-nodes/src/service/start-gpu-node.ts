@@ -52,7 +52,7 @@ export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
     await server.stop(0);
     throw error;
   });
-  options.logger.info({ nodeId: options.nodeId, engine: options.engine.kind }, "gpu node serving");
+  options.logger.info({ engine: options.engine.kind }, "gpu node serving");
   let stopped: Promise<void> | undefined;
   return {
     nodeId: options.nodeId,

@@ -1,0 +1,96 @@
+interface NodeReport {
+  command: string;
+  machine: Record<string, string | number>;
+  settings: Record<string, string | number>;
+  speed: Array<{
+    adapter: string;
+    promptTokens: number;
+    prefillTokensPerSecond: number;
+    completionTokens: number;
+    decodeTokensPerSecond: number;
+  }>;
+  route: { samples: number; p50Ms: number; p95Ms: number; meanMs: number };
+  reuse: Array<{
+    adapter: string;
+    turns: number;
+    promptTokens: number;
+    cachedPromptTokens: number;
+    idealCachedTokens: number;
+    cachedShareOfPrompt: number;
+    shareOfIdeal: number;
+  }>;
+  memory: {
+    baseFileBytes: number;
+    adapterFileBytes: Record<string, number>;
+    kvBytesPerSlot: number;
+    slotsPerAdapter: number;
+    contexts: number;
+    rssBeforeLoadBytes: number;
+    rssAfterLoadBytes: number;
+    rssAfterRunBytes: number;
+  };
+}
+
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
+
+/** The markdown half of the node benchmark report. */
+export function renderNodeReport(r: NodeReport): string {
+  const adapterBytes = Object.values(r.memory.adapterFileBytes).reduce((a, b) => a + b, 0);
+  return [
+    "# GPU node benchmark",
+    "",
+    `Command: \`${r.command}\`. Machine: ${Object.entries(r.machine)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}.`,
+    `Settings: ${Object.entries(r.settings)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}.`,
+    "",
+    "## Speed per adapter (greedy, fresh slot)",
+    "",
+    row(["adapter", "prompt tokens", "prefill tok/s", "completion tokens", "decode tok/s"]),
+    row(["---", "---:", "---:", "---:", "---:"]),
+    ...r.speed.map((s) =>
+      row([s.adapter, s.promptTokens, s.prefillTokensPerSecond, s.completionTokens, s.decodeTokensPerSecond]),
+    ),
+    "",
+    "## Route hop latency (requester side, over NATS)",
+    "",
+    `${r.route.samples} routes: p50 ${r.route.p50Ms} ms, p95 ${r.route.p95Ms} ms, mean ${r.route.meanMs} ms.`,
+    "",
+    `## KV reuse over a ${r.reuse[0]?.turns ?? 0}-turn conversation`,
+    "",
+    "Ideal = everything already in the slot (previous view + previous answer) is reused.",
+    "",
+    row(["adapter", "prompt tokens", "cached tokens", "ideal cached", "cached / prompt", "cached / ideal"]),
+    row(["---", "---:", "---:", "---:", "---:", "---:"]),
+    ...r.reuse.map((x) =>
+      row([
+        x.adapter,
+        x.promptTokens,
+        x.cachedPromptTokens,
+        x.idealCachedTokens,
+        x.cachedShareOfPrompt,
+        x.shareOfIdeal,
+      ]),
+    ),
+    "",
+    "## Memory",
+    "",
+    row(["part", "bytes"]),
+    row(["---", "---:"]),
+    row(["base weights (file)", mib(r.memory.baseFileBytes)]),
+    row([`${Object.keys(r.memory.adapterFileBytes).length} LoRA adapters (files)`, kib(adapterBytes)]),
+    row([`KV per slot (f16, ${r.settings.contextSize} tokens)`, kib(r.memory.kvBytesPerSlot)]),
+    row([
+      `KV, ${r.memory.contexts} contexts × ${r.memory.slotsPerAdapter} slots`,
+      mib(r.memory.kvBytesPerSlot * r.memory.contexts * r.memory.slotsPerAdapter),
+    ]),
+    row(["process RSS before load", mib(r.memory.rssBeforeLoadBytes)]),
+    row(["process RSS after load", mib(r.memory.rssAfterLoadBytes)]),
+    row(["process RSS after the run", mib(r.memory.rssAfterRunBytes)]),
+    "",
+  ].join("\n");
+}

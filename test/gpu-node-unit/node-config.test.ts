@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, defaultThreadCount, parseNodeConfig } from "../../gpu-nodes/src/config/node-config.ts";
+
+describe("GPU node configuration", () => {
+  it("fills defaults and reads per-adapter LoRA paths", () => {
+    const config = parseNodeConfig({ MOL_BASE_MODEL: "/m/base.gguf", MOL_ADAPTER_CODING: "/m/coding.gguf" });
+    expect(config.env).toMatchObject({
+      MOL_ENGINE: "embedded",
+      MOL_CONTEXT_SIZE: 4096,
+      MOL_SLOTS_PER_ADAPTER: 4,
+    });
+    expect([...config.adapterPaths]).toEqual([
+      ["l0", undefined],
+      ["chat", undefined],
+      ["agent", undefined],
+      ["coding", "/m/coding.gguf"],
+      ["genui", undefined],
+    ]);
+  });
+
+  it("names every bad variable at once", () => {
+    try {
+      parseNodeConfig({ MOL_ENGINE: "openai-http", MOL_THREADS: "0", MOL_HEARTBEAT_TTL_MS: "1000" });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as Error).message;
+      for (const name of ["MOL_ENGINE_URL", "MOL_ENGINE_MODEL", "MOL_THREADS"])
+        expect(message).toContain(name);
+    }
+  });
+
+  it("rejects a heartbeat TTL shorter than two beats", () => {
+    expect(() =>
+      parseNodeConfig({
+        MOL_BASE_MODEL: "x",
+        MOL_HEARTBEAT_INTERVAL_MS: "2000",
+        MOL_HEARTBEAT_TTL_MS: "3000",
+      }),
+    ).toThrow(/MOL_HEARTBEAT_TTL_MS/);
+  });
+
+  it("leaves one core to Node's event loop", () => {
+    expect([1, 2, 4, 16].map(defaultThreadCount)).toEqual([1, 1, 3, 8]);
+  });
+});
