@@ -1,6 +1,8 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  root: fileURLToPath(new URL("..", import.meta.url)),
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/harness/global-setup.ts"],
