@@ -22,6 +22,11 @@ export default tseslint.config(
     },
   },
   {
+    // The Cloudflare adapter is where cloudflare:* imports belong.
+    files: ["workers/src/cloudflare/**/*.ts"],
+    rules: { "no-restricted-imports": "off" },
+  },
+  {
     files: ["**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },

@@ -1,0 +1,9 @@
+import { defineConfig } from "drizzle-kit";
+
+/** Conversation Durable Object tables: `npx drizzle-kit generate --config .config/drizzle.config.ts`. */
+export default defineConfig({
+  dialect: "sqlite",
+  driver: "durable-sqlite",
+  schema: "./schema/db/conversation-tables.ts",
+  out: "./schema/db/migrations/conversation",
+});

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { REPO_ROOT } from "./repo-paths.ts";
+
+export interface EdgeSettings {
+  port: number;
+  /** wrangler's inspector needs its own port, or two dev servers on one machine collide. */
+  inspectorPort: number;
+  natsWsUrl: string;
+  devApiKey: string;
+  /** Where local Durable Object and D1 state lives (wrangler `--persist-to`). */
+  persistDir: string;
+  readyTimeoutMs?: number;
+  onLog?: (line: string) => void;
+}
+
+export interface EdgeProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_EDGE_READY_TIMEOUT_MS = 60_000;
+
+/** Runs the edge Worker in workerd through `wrangler dev` (local Durable Objects and D1), as `npm start` does. */
+export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
+  const wrangler = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+  const args = [
+    wrangler,
+    "dev",
+    "--config",
+    join(REPO_ROOT, "wrangler.toml"),
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(settings.port),
+    "--inspector-port",
+    String(settings.inspectorPort),
+    "--persist-to",
+    settings.persistDir,
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    process.env.MOL_EDGE_LOG_LEVEL ?? "warn",
+    "--var",
+    `MOL_NATS_WS_URL:${settings.natsWsUrl}`,
+    "--var",
+    `MOL_DEV_API_KEY:${settings.devApiKey}`,
+  ];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let recent = "";
+  const onData = (chunk: Buffer) => {
+    const text = chunk.toString();
+    recent = (recent + text).slice(-6000);
+    if (settings.onLog) for (const line of text.split("\n")) if (line.trim()) settings.onLog(line);
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const url = `http://127.0.0.1:${settings.port}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    process.kill(-child.pid, "SIGTERM");
+    const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await waitForHttp(`${url}/v1/models`, settings.readyTimeoutMs ?? DEFAULT_EDGE_READY_TIMEOUT_MS, child);
+  } catch (error) {
+    await stop();
+    throw new Error(`wrangler dev did not start: ${String(error)}\n${recent}`, { cause: error });
+  }
+  return { url, stop };
+}
+
+async function waitForHttp(url: string, timeoutMs: number, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`exited with code ${child.exitCode}`);
+    try {
+      const response = await fetch(url);
+      await response.body?.cancel();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`no answer from ${url} after ${timeoutMs} ms`);
+}

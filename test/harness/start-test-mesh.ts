@@ -1,0 +1,68 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inject } from "vitest";
+import { spawnEdge, type EdgeProcess } from "../../infra/local/spawn-edge.ts";
+import { findFreePort } from "./free-port.ts";
+import { startNatsServer, type NatsServerHandle } from "./start-nats-server.ts";
+import { startTestNode, type TestNode } from "./start-test-node.ts";
+
+export const TEST_API_KEY = "sk-molmesh-test-0123456789abcdef";
+
+export interface TestMesh {
+  nats: NatsServerHandle;
+  node: TestNode | undefined;
+  edge: EdgeProcess;
+  /** `fetch` against the edge with the test key. */
+  api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole mesh for edge tests: a real nats-server, a real GPU node (llama.cpp on the generated tiny model) and
+ * the edge Worker in workerd via `wrangler dev`, each on free ports.
+ */
+export async function startTestMesh(
+  options: { withNode?: boolean; nodeOptions?: Parameters<typeof startTestNode>[0]["engine"] } = {},
+): Promise<TestMesh> {
+  const nats = await startNatsServer();
+  const node =
+    options.withNode === false
+      ? undefined
+      : await startTestNode({
+          natsUrl: nats.url,
+          models: inject("models"),
+          engine: { contextSize: 4096, ...options.nodeOptions },
+        });
+  const persistDir = await mkdtemp(join(tmpdir(), "molmesh-edge-"));
+  const edge = await spawnEdge({
+    port: await findFreePort(),
+    inspectorPort: await findFreePort(),
+    natsWsUrl: nats.wsUrl,
+    devApiKey: TEST_API_KEY,
+    persistDir,
+  });
+  return {
+    nats,
+    node,
+    edge,
+    api: (path, init = {}) => {
+      const { json, headers, ...rest } = init;
+      return fetch(`${edge.url}${path}`, {
+        ...rest,
+        headers: {
+          authorization: `Bearer ${TEST_API_KEY}`,
+          ...(json === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
+        ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+      });
+    },
+    async stop() {
+      await edge.stop();
+      await node?.stop();
+      await nats.dispose();
+      await rm(persistDir, { recursive: true, force: true });
+    },
+  };
+}

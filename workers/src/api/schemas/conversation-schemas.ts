@@ -1,0 +1,52 @@
+import { z } from "@hono/zod-openapi";
+import { metadataSchema } from "./metadata-schema.ts";
+
+export const MAX_ITEMS_PAGE = 100;
+export const DEFAULT_ITEMS_PAGE = 20;
+
+/** `POST /v1/conversations`. Seeding `items` would bypass routing and summaries, so it is refused by name. */
+export const createConversationBodySchema = z
+  .strictObject({
+    metadata: metadataSchema.optional(),
+    items: z
+      .array(z.unknown())
+      .max(0, { message: "items are not supported; send the first turn to POST /v1/responses" })
+      .optional()
+      .openapi({ description: "Not supported: must be absent or empty." }),
+  })
+  .openapi("CreateConversationRequest");
+export type CreateConversationBody = z.infer<typeof createConversationBodySchema>;
+
+export const conversationIdParamsSchema = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(128)
+    .openapi({ param: { name: "id", in: "path" }, example: "conv_01J9Z3" }),
+});
+
+/** `GET /v1/conversations/{id}/items`; unknown query parameters are ignored, as OpenAI does. */
+export const listItemsQuerySchema = z
+  .object({
+    after: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({
+        param: { name: "after", in: "query" },
+        description: "An item id; the page starts after it.",
+      }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_ITEMS_PAGE)
+      .default(DEFAULT_ITEMS_PAGE)
+      .openapi({ param: { name: "limit", in: "query" }, example: DEFAULT_ITEMS_PAGE }),
+    order: z
+      .enum(["asc", "desc"])
+      .default("desc")
+      .openapi({ param: { name: "order", in: "query" } }),
+  })
+  .openapi("ListConversationItemsQuery");
+export type ListItemsQuery = z.infer<typeof listItemsQuerySchema>;

@@ -1,0 +1,17 @@
+import { z } from "@hono/zod-openapi";
+
+export const MAX_METADATA_PAIRS = 16;
+export const MAX_METADATA_KEY_CHARS = 64;
+export const MAX_METADATA_VALUE_CHARS = 512;
+
+/** OpenAI's metadata limits, so a client that fits there fits here. */
+export const metadataSchema = z
+  .record(z.string().min(1).max(MAX_METADATA_KEY_CHARS), z.string().max(MAX_METADATA_VALUE_CHARS))
+  .refine((pairs) => Object.keys(pairs).length <= MAX_METADATA_PAIRS, {
+    message: `metadata holds at most ${MAX_METADATA_PAIRS} pairs`,
+  })
+  .openapi("Metadata", {
+    description: `Up to ${MAX_METADATA_PAIRS} string pairs; keys ≤ ${MAX_METADATA_KEY_CHARS} chars, values ≤ ${MAX_METADATA_VALUE_CHARS}.`,
+    example: { project: "demo" },
+  });
+export type Metadata = z.infer<typeof metadataSchema>;

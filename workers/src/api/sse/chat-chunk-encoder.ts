@@ -1,0 +1,86 @@
+import type { TurnMol, TurnStreamPart } from "../../conversation/turn-record.ts";
+import type { ApiError } from "../errors/api-error.ts";
+import { toErrorEnvelope } from "../errors/to-error-envelope.ts";
+import { formatChatUsage } from "../format/format-chat-completion.ts";
+import { describeEarlyEnd, describeSourceFailure, describeTurnError } from "./describe-stream-failure.ts";
+import { SSE_DONE_FRAME, encodeSseEvent } from "./encode-sse.ts";
+import type { PartEncoder } from "./part-encoder.ts";
+
+export interface ChatChunkOptions {
+  id: string;
+  model: string;
+  /** Unix seconds; the same on every chunk. */
+  created: number;
+  /** `stream_options.include_usage`: every chunk carries `usage: null`, then one chunk with `choices: []`. */
+  includeUsage?: boolean;
+}
+
+type Delta = { role?: "assistant"; content?: string };
+
+/** `chat.completion.chunk` lines; `mol` rides on the first chunk (the route) and the last ones (the totals). */
+export class ChatChunkEncoder implements PartEncoder<TurnStreamPart> {
+  #started = false;
+  #fingerprint: string | undefined;
+  readonly #options: ChatChunkOptions;
+
+  constructor(options: ChatChunkOptions) {
+    this.#options = options;
+  }
+
+  #chunk(choices: unknown[], extra: Record<string, unknown> = {}): string {
+    const { id, created, model, includeUsage } = this.#options;
+    const chunk: Record<string, unknown> = { id, object: "chat.completion.chunk", created, model, choices };
+    if (this.#fingerprint !== undefined) chunk["system_fingerprint"] = this.#fingerprint;
+    if (includeUsage === true) chunk["usage"] = null;
+    return encodeSseEvent(JSON.stringify({ ...chunk, ...extra }));
+  }
+
+  #choice(delta: Delta, finishReason: "stop" | "length" | null = null): unknown {
+    return { index: 0, delta, finish_reason: finishReason, logprobs: null };
+  }
+
+  #start(mol?: TurnMol): string[] {
+    if (this.#started) return [];
+    this.#started = true;
+    this.#fingerprint = mol?.harnessHash;
+    return [
+      this.#chunk([this.#choice({ role: "assistant", content: "" })], mol === undefined ? {} : { mol }),
+    ];
+  }
+
+  #fail(error: ApiError): string[] {
+    return [encodeSseEvent(JSON.stringify(toErrorEnvelope(error)))];
+  }
+
+  encodePart(part: TurnStreamPart): { frames: string[]; done: boolean } {
+    switch (part.type) {
+      case "turn-start":
+        return { frames: this.#start(part.turn.mol), done: false };
+      case "text-delta":
+        return {
+          frames: [...this.#start(), this.#chunk([this.#choice({ content: part.delta })])],
+          done: false,
+        };
+      case "turn-finish": {
+        const { mol, finishReason } = part.turn;
+        const frames = [
+          ...this.#start(mol),
+          this.#chunk([this.#choice({}, finishReason ?? "stop")], { mol }),
+        ];
+        if (this.#options.includeUsage === true)
+          frames.push(this.#chunk([], { usage: formatChatUsage(mol), mol }));
+        return { frames: [...frames, SSE_DONE_FRAME], done: true };
+      }
+      case "turn-error":
+        return { frames: this.#fail(describeTurnError(part.error)), done: true };
+    }
+  }
+
+  encodeEnd(): string[] {
+    return this.#fail(describeEarlyEnd());
+  }
+
+  encodeFailure(error: unknown): string[] {
+    return this.#fail(describeSourceFailure(error));
+  }
+}

@@ -1,0 +1,23 @@
+import type { TurnRecord, TurnStreamPart } from "../../conversation/turn-record.ts";
+import type { ResponseFormatOptions } from "../format/format-response-object.ts";
+import { createPartSseStream, type SseStreamOptions } from "./create-part-sse-stream.ts";
+import { replayTurnParts } from "./replay-turn-parts.ts";
+import { ResponsesEventEncoder } from "./responses-event-encoder.ts";
+
+export type ResponsesEventStreamOptions = ResponseFormatOptions & SseStreamOptions;
+
+/** `POST /v1/responses` with `stream: true`: serve with `content-type: text/event-stream`. */
+export function createResponsesEventStream(
+  parts: AsyncIterable<TurnStreamPart>,
+  options: ResponsesEventStreamOptions = {},
+): ReadableStream<Uint8Array> {
+  return createPartSseStream(parts, new ResponsesEventEncoder(options), options);
+}
+
+/** The same events for a stored, finished turn (an idempotent replay). Throws RangeError while it runs. */
+export function replayResponsesEventStream(
+  turn: TurnRecord,
+  options: ResponsesEventStreamOptions = {},
+): ReadableStream<Uint8Array> {
+  return createResponsesEventStream(replayTurnParts(turn), options);
+}

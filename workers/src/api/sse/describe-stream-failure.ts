@@ -1,0 +1,19 @@
+import { ProtocolError, rebuildWireError, type WireErrorCode } from "../../../../schema/wire/v1/index.ts";
+import type { ApiError } from "../errors/api-error.ts";
+import { mapWireErrorToApiError } from "../errors/map-wire-error-to-api-error.ts";
+import { toApiError } from "../errors/to-api-error.ts";
+
+/** A turn-error part, seen the way a client sees it: the public message, not the node's. */
+export function describeTurnError(error: { code: WireErrorCode; message: string }): ApiError {
+  return mapWireErrorToApiError(rebuildWireError({ ...error, retryable: false }));
+}
+
+/** The source ended without `turn-finish` or `turn-error`: never pass a partial answer off as whole. */
+export function describeEarlyEnd(): ApiError {
+  return toApiError(new ProtocolError("the answer stream ended before the turn finished"));
+}
+
+/** Whatever the source threw (a wire error, an ApiError, a bug), as the client may see it. */
+export function describeSourceFailure(error: unknown): ApiError {
+  return toApiError(error);
+}

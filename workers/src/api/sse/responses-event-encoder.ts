@@ -1,0 +1,131 @@
+import type { TurnRecord, TurnStreamPart } from "../../conversation/turn-record.ts";
+import type { ApiError } from "../errors/api-error.ts";
+import { formatOutputText } from "../format/format-item.ts";
+import {
+  formatResponseObject,
+  formatResponseOutputMessage,
+  type ResponseFormatOptions,
+  type ResponseObject,
+} from "../format/format-response-object.ts";
+import { describeEarlyEnd, describeSourceFailure, describeTurnError } from "./describe-stream-failure.ts";
+import { encodeSseEvent } from "./encode-sse.ts";
+import type { PartEncoder } from "./part-encoder.ts";
+
+const OUTPUT_INDEX = 0;
+const CONTENT_INDEX = 0;
+
+/** The Responses API's typed events, in the order the openai client's accumulator requires. */
+export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
+  #sequence = 0;
+  #turn: TurnRecord | undefined;
+  readonly #options: ResponseFormatOptions;
+
+  constructor(options: ResponseFormatOptions = {}) {
+    this.#options = options;
+  }
+
+  #event(type: string, fields: Record<string, unknown>): string {
+    return encodeSseEvent(JSON.stringify({ type, sequence_number: this.#sequence++, ...fields }), type);
+  }
+
+  #response(turn: TurnRecord): ResponseObject {
+    return formatResponseObject(turn, this.#options);
+  }
+
+  #itemFields(): { item_id: string; output_index: number; content_index: number } {
+    return {
+      item_id: this.#turn?.assistantItemId ?? "",
+      output_index: OUTPUT_INDEX,
+      content_index: CONTENT_INDEX,
+    };
+  }
+
+  #start(turn: TurnRecord): string[] {
+    this.#turn = turn;
+    // The message arrives through output_item.added, so the opening snapshots carry no output and no usage yet.
+    const opening: ResponseObject = {
+      ...this.#response({ ...turn, status: "in_progress" }),
+      output: [],
+      usage: null,
+    };
+    const item = { ...formatResponseOutputMessage(turn), status: "in_progress", content: [] };
+    return [
+      this.#event("response.created", { response: opening }),
+      this.#event("response.in_progress", { response: opening }),
+      this.#event("response.output_item.added", { output_index: OUTPUT_INDEX, item }),
+      this.#event("response.content_part.added", { ...this.#itemFields(), part: formatOutputText("") }),
+    ];
+  }
+
+  #finish(turn: TurnRecord): string[] {
+    const opening = this.#turn === undefined ? this.#start(turn) : [];
+    this.#turn = turn;
+    const response = this.#response(turn);
+    const terminal = response.status === "incomplete" ? "response.incomplete" : "response.completed";
+    return [
+      ...opening,
+      this.#event("response.output_text.done", {
+        ...this.#itemFields(),
+        text: turn.answerText,
+        logprobs: [],
+      }),
+      this.#event("response.content_part.done", {
+        ...this.#itemFields(),
+        part: formatOutputText(turn.answerText),
+      }),
+      this.#event("response.output_item.done", {
+        output_index: OUTPUT_INDEX,
+        item: formatResponseOutputMessage(turn),
+      }),
+      this.#event(terminal, { response }),
+    ];
+  }
+
+  /** `response.failed` needs a response to describe; before turn-start there is none, so an `error` event. */
+  #fail(error: ApiError, code: string, turn = this.#turn): string[] {
+    if (turn === undefined) {
+      return [this.#event("error", { code, message: error.message, param: error.param })];
+    }
+    const opening = this.#turn === undefined ? this.#start(turn) : [];
+    const status = turn.status === "cancelled" || code === "cancelled" ? "cancelled" : "failed";
+    const response = {
+      ...this.#response({ ...turn, status }),
+      error: turn.error ?? { code, message: error.message },
+    };
+    return [...opening, this.#event("response.failed", { response })];
+  }
+
+  encodePart(part: TurnStreamPart): { frames: string[]; done: boolean } {
+    switch (part.type) {
+      case "turn-start":
+        return { frames: this.#turn === undefined ? this.#start(part.turn) : [], done: false };
+      case "text-delta":
+        if (this.#turn === undefined) {
+          return { frames: this.#fail(describeEarlyEnd(), "protocol_error"), done: true };
+        }
+        return {
+          frames: [
+            this.#event("response.output_text.delta", {
+              ...this.#itemFields(),
+              delta: part.delta,
+              logprobs: [],
+            }),
+          ],
+          done: false,
+        };
+      case "turn-finish":
+        return { frames: this.#finish(part.turn), done: true };
+      case "turn-error":
+        return { frames: this.#fail(describeTurnError(part.error), part.error.code, part.turn), done: true };
+    }
+  }
+
+  encodeEnd(): string[] {
+    return this.#fail(describeEarlyEnd(), "protocol_error");
+  }
+
+  encodeFailure(error: unknown): string[] {
+    const apiError = describeSourceFailure(error);
+    return this.#fail(apiError, apiError.code);
+  }
+}

@@ -1,0 +1,70 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
+import { ApiError } from "../api/errors/api-error.ts";
+import { createUnauthorizedError } from "../api/errors/request-errors.ts";
+import { toApiError } from "../api/errors/to-api-error.ts";
+import { toErrorResponse } from "../api/errors/to-error-envelope.ts";
+import type { AppDeps, AppEnv } from "./app-deps.ts";
+import { registerChatCompletionRoutes } from "./routes/chat-completion-routes.ts";
+import { registerConversationRoutes } from "./routes/conversation-routes.ts";
+import { registerHealthRoutes } from "./routes/health-routes.ts";
+import { registerModelRoutes } from "./routes/model-routes.ts";
+import { registerResponseRoutes } from "./routes/response-routes.ts";
+
+/**
+ * The public API (OpenAI-compatible, under /v1). Runtime-agnostic: the adapter passes `resolveDeps`, which turns
+ * the runtime's bindings into {@link AppDeps} per request.
+ */
+export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use("*", async (c, next) => {
+    const requestId = `req_${crypto.randomUUID().replace(/-/g, "")}`;
+    c.set("requestId", requestId);
+    c.set("deps", resolveDeps(c.env));
+    await next();
+    c.res.headers.set("x-request-id", requestId);
+  });
+
+  app.use("/v1/*", async (c, next) => {
+    const header = c.req.header("authorization") ?? "";
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    const principal = match?.[1] ? await c.var.deps.authenticate(match[1]) : undefined;
+    if (!principal) throw createUnauthorizedError();
+    c.set("tenantId", principal.tenantId);
+    await next();
+  });
+
+  registerHealthRoutes(app);
+  registerModelRoutes(app);
+  registerConversationRoutes(app);
+  registerResponseRoutes(app);
+  registerChatCompletionRoutes(app);
+
+  app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });
+
+  app.notFound((c) =>
+    toErrorResponse(
+      new ApiError({
+        status: 404,
+        type: "not_found_error",
+        code: "not_found",
+        message: `no route for ${c.req.method} ${c.req.path}`,
+      }),
+      { "x-request-id": c.var.requestId ?? "" },
+    ),
+  );
+  app.onError((error, c) => {
+    const apiError =
+      error instanceof HTTPException && !(error instanceof ApiError)
+        ? new ApiError({
+            status: error.status,
+            type: "invalid_request_error",
+            code: "bad_request",
+            message: error.message,
+          })
+        : toApiError(error);
+    return toErrorResponse(apiError, { "x-request-id": c.var.requestId ?? "" });
+  });
+  return app;
+}

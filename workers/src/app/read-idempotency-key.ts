@@ -1,0 +1,20 @@
+import type { Context } from "hono";
+import { ApiError } from "../api/errors/api-error.ts";
+
+const MAX_IDEMPOTENCY_KEY_CHARS = 255;
+
+/** The `Idempotency-Key` header of a turn-creating request, validated; undefined when absent. */
+export function readIdempotencyKey(c: Context): string | undefined {
+  const key = c.req.header("idempotency-key");
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS || !/^[\x21-\x7e]+$/.test(key)) {
+    throw new ApiError({
+      status: 400,
+      type: "invalid_request_error",
+      code: "invalid_idempotency_key",
+      param: "Idempotency-Key",
+      message: `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY_CHARS} visible ASCII characters`,
+    });
+  }
+  return key;
+}

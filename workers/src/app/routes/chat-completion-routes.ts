@@ -1,0 +1,63 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { canonicalizeJson } from "../../../../schema/harness/canonicalize-json.ts";
+import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
+import { readMaxUserMessageBytes } from "../../../../schema/harness/read-max-user-message-bytes.ts";
+import { formatChatCompletion, toChatCompletionId } from "../../api/format/format-chat-completion.ts";
+import {
+  createChatCompletionBodySchema,
+  readChatContentText,
+} from "../../api/schemas/create-chat-completion-body-schema.ts";
+import { readChatSampling } from "../../api/schemas/read-sampling.ts";
+import { resolveModel } from "../../api/schemas/resolve-model.ts";
+import { createChatCompletionEventStream } from "../../api/sse/create-chat-completion-event-stream.ts";
+import type { StatelessTurnRequest } from "../../conversation/conversation-rpc.ts";
+import type { AppEnv } from "../app-deps.ts";
+import { hashRequestBody } from "../hash-request-body.ts";
+import { readJsonBody } from "../read-json-body.ts";
+import { SSE_HEADERS, collectTurn, openTurnStream } from "../serve-turn.ts";
+
+const chatBodySchema = createChatCompletionBodySchema({
+  maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS),
+});
+
+/**
+ * `POST /v1/chat/completions` for existing clients: stateless (the client sends the history), `model: "mol"`
+ * routes per turn and `"mol:<label>"` forces a specialist. The turn runs in an object keyed by the history's
+ * opening (system + first user message), so a client's growing chat lands on the same GPU KV slot each time.
+ */
+export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.post("/v1/chat/completions", async (c) => {
+    const body = await readJsonBody(c, chatBodySchema);
+    const model = resolveModel(body.model, DEFAULT_HARNESS.router.labels);
+    const messages: StatelessTurnRequest["messages"] = body.messages.map((m) => ({
+      role: m.role === "developer" ? "system" : m.role,
+      content: readChatContentText(m.content),
+    }));
+    const opening = messages.slice(0, messages.findIndex((m) => m.role === "user") + 1);
+    const conversationKey = `chat_${(await hashRequestBody({ tenant: c.var.tenantId, opening: canonicalizeJson(opening) })).slice(0, 32)}`;
+    const result = await c.var.deps.conversations(c.var.tenantId, conversationKey).startStatelessTurn({
+      conversationKey,
+      messages,
+      ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
+      sampling: readChatSampling(body),
+    });
+    if (!result.ok) throw new Error("stateless turns are never refused");
+    const parts = await openTurnStream(result.stream);
+    const created = Math.floor(c.var.deps.now() / 1000);
+    if (body.stream) {
+      const id = toChatCompletionId(c.var.deps.newId("turn"));
+      const includeUsage = body.stream_options?.include_usage === true;
+      return new Response(
+        createChatCompletionEventStream(parts, {
+          id,
+          model: body.model,
+          created,
+          includeUsage,
+          keepAliveMs: 15_000,
+        }),
+        { headers: SSE_HEADERS },
+      );
+    }
+    return c.json(formatChatCompletion(await collectTurn(parts), { model: body.model, created }));
+  });
+}

@@ -1,0 +1,57 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createValidationError } from "../../api/errors/create-validation-error.ts";
+import { createNotFoundError } from "../../api/errors/request-errors.ts";
+import { formatConversation } from "../../api/format/format-conversation.ts";
+import { formatItemList } from "../../api/format/format-item-list.ts";
+import { formatItem, readAssistantItemStatus } from "../../api/format/format-item.ts";
+import {
+  createConversationBodySchema,
+  listItemsQuerySchema,
+} from "../../api/schemas/conversation-schemas.ts";
+import type { AppEnv } from "../app-deps.ts";
+import { readJsonBody } from "../read-json-body.ts";
+import { requireConversation } from "./require-conversation.ts";
+
+/** `/v1/conversations`: create, read, list items, delete. */
+export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.post("/v1/conversations", async (c) => {
+    const body = await readJsonBody(c, createConversationBodySchema);
+    const { deps, tenantId } = c.var;
+    const id = deps.newId("conv");
+    const meta = await deps
+      .conversations(tenantId, id)
+      .create({ id, tenantId, createdAt: Math.floor(deps.now() / 1000), metadata: body.metadata ?? {} });
+    return c.json(formatConversation(meta));
+  });
+
+  app.get("/v1/conversations/:id", async (c) => {
+    const { meta } = await requireConversation(c);
+    return c.json(formatConversation(meta));
+  });
+
+  app.get("/v1/conversations/:id/items", async (c) => {
+    const query = listItemsQuerySchema.safeParse(c.req.query());
+    if (!query.success) throw createValidationError(query.error.issues);
+    const { handle, id } = await requireConversation(c);
+    const page = await handle.listItems(query.data);
+    if (!page) throw createNotFoundError("conversation", id);
+    const data = page.items.map(({ role, turn }) =>
+      role === "user"
+        ? formatItem({ role, id: turn.userItemId, text: turn.userText })
+        : formatItem({
+            role,
+            id: turn.assistantItemId,
+            text: turn.answerText,
+            status: readAssistantItemStatus(turn),
+            mol: turn.mol,
+          }),
+    );
+    return c.json(formatItemList(data, { hasMore: page.hasMore }));
+  });
+
+  app.delete("/v1/conversations/:id", async (c) => {
+    const { handle, id } = await requireConversation(c);
+    await handle.remove();
+    return c.json({ id, object: "conversation.deleted", deleted: true });
+  });
+}

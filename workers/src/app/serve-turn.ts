@@ -1,0 +1,63 @@
+import type { ApiError } from "../api/errors/api-error.ts";
+import {
+  createIdempotencyInFlightError,
+  createIdempotencyMismatchError,
+  createNotFoundError,
+} from "../api/errors/request-errors.ts";
+import { describeEarlyEnd, describeTurnError } from "../api/sse/describe-stream-failure.ts";
+import type { StartTurnResult } from "../conversation/conversation-rpc.ts";
+import type { TurnRecord, TurnStreamPart } from "../conversation/turn-record.ts";
+import { readPartStream } from "../lib/create-part-stream.ts";
+
+/** A refused turn (unknown conversation, idempotency conflict) as the error the client gets. */
+export function toRefusalError(
+  result: Extract<StartTurnResult, { ok: false }>,
+  conversationId: string,
+): ApiError {
+  switch (result.refusal.status) {
+    case 404:
+      return createNotFoundError("conversation", conversationId, "conversation");
+    case 409:
+      return createIdempotencyInFlightError();
+    case 422:
+      return createIdempotencyMismatchError();
+  }
+}
+
+/**
+ * Waits for the turn's first part: a turn that fails before any output (no GPU node, say) is answered with an
+ * error status instead of a 200 stream that carries only an error.
+ */
+export async function openTurnStream(
+  stream: ReadableStream<Uint8Array>,
+): Promise<AsyncIterable<TurnStreamPart>> {
+  const parts = readPartStream<TurnStreamPart>(stream);
+  const first = await parts.next();
+  if (first.done) throw describeEarlyEnd();
+  if (first.value.type === "turn-error") {
+    await parts.return();
+    throw describeTurnError(first.value.error);
+  }
+  const head = first.value;
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield head;
+      yield* parts;
+    },
+  };
+}
+
+/** Reads a whole turn (non-streaming requests); throws the turn's error as an ApiError. */
+export async function collectTurn(parts: AsyncIterable<TurnStreamPart>): Promise<TurnRecord> {
+  for await (const part of parts) {
+    if (part.type === "turn-finish") return part.turn;
+    if (part.type === "turn-error") throw describeTurnError(part.error);
+  }
+  throw describeEarlyEnd();
+}
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+} as const;

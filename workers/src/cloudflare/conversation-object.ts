@@ -1,0 +1,174 @@
+import { DurableObject } from "cloudflare:workers";
+import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
+import { hashHarness } from "../../../schema/harness/hash-harness.ts";
+import { createNatsHopClient, type HopClient } from "../gpu/hop-client.ts";
+import { createPartStream } from "../lib/create-part-stream.ts";
+import { TurnQueue } from "../lib/turn-queue.ts";
+import { buildTurnRecord } from "../conversation/build-turn-record.ts";
+import { ConversationTimeline } from "../conversation/conversation-timeline.ts";
+import type {
+  ConversationHandle,
+  StartTurnRequest,
+  StartTurnResult,
+  StatelessTurnRequest,
+} from "../conversation/conversation-rpc.ts";
+import type { ConversationMeta } from "../conversation/conversation-store.ts";
+import { listItems } from "../conversation/list-items.ts";
+import { replayTurnParts } from "../api/sse/replay-turn-parts.ts";
+import { runStatelessTurn } from "../conversation/run-stateless-turn.ts";
+import { runTurn } from "../conversation/run-turn.ts";
+import type { TurnStreamPart } from "../conversation/turn-record.ts";
+import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
+import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
+import { STATELESS_TURN_PATH, TURN_PATH } from "./conversation-handle.ts";
+import type { Env } from "./env.ts";
+
+/**
+ * One conversation: its append-only timeline in this object's SQLite, its views, and its turns, run one at a time.
+ * The object also holds the NATS connection its hops use, reused across turns.
+ */
+export class ConversationObject
+  extends DurableObject<Env>
+  implements Omit<ConversationHandle, "startTurn" | "startStatelessTurn">
+{
+  readonly #store: DrizzleConversationStore;
+  readonly #queue = new TurnQueue();
+  readonly #nats: NatsConnector;
+  readonly #hops: HopClient;
+  readonly #harnessHash: Promise<string>;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#store = new DrizzleConversationStore(ctx.storage, () => Date.now());
+    this.#nats = connectNatsFromEnv(env, `molmesh-edge-conversation-${ctx.id.toString().slice(0, 12)}`);
+    this.#hops = createNatsHopClient(() => this.#nats.get(), env.MOL_SUBJECT_PREFIX);
+    this.#harnessHash = hashHarness(DEFAULT_HARNESS);
+  }
+
+  async create(meta: ConversationMeta): Promise<ConversationMeta> {
+    const existing = this.#store.readMeta();
+    if (existing) return existing;
+    await this.#store.migrate();
+    this.#store.createMeta(meta);
+    return meta;
+  }
+
+  async describe(): Promise<ConversationMeta | null> {
+    return this.#store.readMeta() ?? null;
+  }
+
+  async listItems(query: { after?: string; limit: number; order: "asc" | "desc" }) {
+    const meta = this.#store.readMeta();
+    if (!meta) return null;
+    const page = listItems(this.#store, meta.id, query);
+    return "error" in page ? { items: [], hasMore: false } : page;
+  }
+
+  async remove(): Promise<boolean> {
+    const existed = this.#store.readMeta() !== undefined;
+    // Wait for a running turn, so no event lands after the delete.
+    await this.#queue.run(async () => {
+      await this.#store.deleteAll();
+    });
+    return existed;
+  }
+
+  /**
+   * Turns come in through `fetch`, not RPC: a streamed response body passed back over `fetch` is cancelled when
+   * the client goes away (verified in workerd; an RPC-returned stream is not), and that cancels the answer hop.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    const result =
+      pathname === TURN_PATH
+        ? await this.#startTurn((await request.json()) as StartTurnRequest)
+        : pathname === STATELESS_TURN_PATH
+          ? await this.#startStatelessTurn((await request.json()) as StatelessTurnRequest)
+          : undefined;
+    if (!result) return new Response("not found", { status: 404 });
+    if (!result.ok) return Response.json(result.refusal, { status: result.refusal.status });
+    return new Response(result.stream, { headers: { "content-type": "application/x-ndjson" } });
+  }
+
+  async #startTurn(request: StartTurnRequest): Promise<StartTurnResult> {
+    const meta = this.#store.readMeta();
+    if (!meta)
+      return refuse(404, "conversation_not_found", `conversation ${request.conversationId} not found`);
+    const turnId = `turn_${crypto.randomUUID().replace(/-/g, "")}`;
+    if (request.idempotency) {
+      const seen = this.#store.readIdempotency(request.idempotency.key);
+      if (seen && seen.requestHash !== request.idempotency.requestHash) {
+        return refuse(
+          422,
+          "idempotency_key_reused",
+          "this Idempotency-Key was used with a different request body",
+        );
+      }
+      if (seen) {
+        const events = this.#store.readTurn(seen.turnId);
+        const turn = events.length > 0 ? buildTurnRecord(meta.id, events) : undefined;
+        if (!turn || turn.status === "in_progress") {
+          return refuse(
+            409,
+            "idempotency_key_in_flight",
+            "a request with this Idempotency-Key is still running",
+          );
+        }
+        return { ok: true, stream: streamOf(replayTurnParts(turn)) };
+      }
+      this.#store.writeIdempotency({ ...request.idempotency, turnId });
+    }
+    const { stream, push, close, signal } = createPartStream<TurnStreamPart>();
+    const harnessHash = await this.#harnessHash;
+    void this.#queue.run(async () => {
+      const timeline = new ConversationTimeline(this.#store, DEFAULT_HARNESS, harnessHash);
+      const ctx = {
+        conversationId: meta.id,
+        timeline,
+        hops: this.#hops,
+        harness: DEFAULT_HARNESS,
+        harnessHash,
+        now: Date.now,
+      };
+      try {
+        const outcome = await runTurn(ctx, { turnId, ...request }, push, signal);
+        close();
+        // Off the client's critical path, but inside the queue: the next turn sees this summary.
+        await outcome.summarize();
+      } catch (error) {
+        push({
+          type: "turn-error",
+          turn: buildTurnRecord(meta.id, this.#store.readTurn(turnId)),
+          error: { code: "engine_failure", message: String(error) },
+        });
+        close();
+      }
+    });
+    return { ok: true, stream };
+  }
+
+  async #startStatelessTurn(request: StatelessTurnRequest): Promise<StartTurnResult> {
+    const { stream, push, close, signal } = createPartStream<TurnStreamPart>();
+    const harnessHash = await this.#harnessHash;
+    void runStatelessTurn(
+      { hops: this.#hops, harness: DEFAULT_HARNESS, harnessHash, now: Date.now },
+      request,
+      push,
+      signal,
+    ).finally(close);
+    return { ok: true, stream };
+  }
+}
+
+function refuse(status: 404 | 409 | 422, code: string, message: string): StartTurnResult {
+  return { ok: false, refusal: { status, code, message } };
+}
+
+function streamOf(parts: AsyncIterable<TurnStreamPart>): ReadableStream<Uint8Array> {
+  const { stream, push, close } = createPartStream<TurnStreamPart>();
+  void (async () => {
+    for await (const part of parts) push(part);
+    close();
+  })();
+  return stream;
+}

@@ -1,0 +1,29 @@
+import { createApp } from "../app/create-app.ts";
+import type { AppDeps } from "../app/app-deps.ts";
+import { timingSafeEqualText } from "../lib/timing-safe-equal-text.ts";
+import { createConversationHandle } from "./conversation-handle.ts";
+import type { Env } from "./env.ts";
+
+export { ConversationObject } from "./conversation-object.ts";
+export { FleetObject } from "./fleet-object.ts";
+
+/** Until tenancy lands, the one configured key belongs to this tenant. */
+const DEV_TENANT_ID = "dev";
+
+function resolveDeps(env: unknown): AppDeps {
+  const bindings = env as Env;
+  return {
+    // A conversation's object is named under its tenant: another tenant's key can never reach it.
+    conversations: (tenantId, conversationId) =>
+      createConversationHandle(bindings.CONVERSATIONS.getByName(`${tenantId}:${conversationId}`)),
+    readFleetHealth: () => bindings.FLEET.getByName("fleet").health(),
+    authenticate: async (apiKey) =>
+      bindings.MOL_DEV_API_KEY && timingSafeEqualText(apiKey, bindings.MOL_DEV_API_KEY)
+        ? { tenantId: DEV_TENANT_ID }
+        : undefined,
+    now: () => Date.now(),
+    newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,
+  };
+}
+
+export default createApp(resolveDeps);

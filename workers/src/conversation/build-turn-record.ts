@@ -1,0 +1,64 @@
+import type { StoredTimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import { buildItemId } from "./item-id.ts";
+import type { TurnMol, TurnRecord } from "./turn-record.ts";
+
+type Found = { [T in StoredTimelineEvent["type"]]?: Extract<StoredTimelineEvent, { type: T }> };
+
+/** A turn as the API shows it, derived from that turn's events alone. */
+export function buildTurnRecord(conversationId: string, events: readonly StoredTimelineEvent[]): TurnRecord {
+  const found: Found = {};
+  for (const event of events) (found as Record<string, StoredTimelineEvent>)[event.type] = event;
+  const user = found.user_message;
+  if (!user) throw new Error("a turn starts with its user message");
+  const route = found.route_decision;
+  const answer = found.answer;
+  const failed = found.turn_failed;
+  const cancelled = found.turn_cancelled;
+  return {
+    turnId: user.turnId,
+    conversationId,
+    createdAt: Math.floor(user.createdAt / 1000),
+    status: answer ? "completed" : failed ? "failed" : cancelled ? "cancelled" : "in_progress",
+    userItemId: buildItemId(user.turnId, "user"),
+    assistantItemId: buildItemId(user.turnId, "assistant"),
+    userText: user.text,
+    answerText: answer?.text ?? "",
+    ...(answer ? { finishReason: answer.finishReason } : {}),
+    ...(failed ? { error: { code: failed.code, message: failed.message } } : {}),
+    ...(cancelled ? { error: { code: "cancelled" as const, message: cancelled.reason } } : {}),
+    mol: buildMol(user, route, answer, found),
+  };
+}
+
+function buildMol(
+  user: TimelineEventOf<"user_message">,
+  route: TimelineEventOf<"route_decision"> | undefined,
+  answer: TimelineEventOf<"answer"> | undefined,
+  found: Found,
+): TurnMol {
+  const summary = found.summary;
+  return {
+    turnId: user.turnId,
+    harnessHash: user.harnessHash,
+    label: route?.label ?? "",
+    adapter: answer?.adapter ?? route?.label ?? "",
+    ...(answer ? { revision: answer.revision } : {}),
+    source: route?.source ?? "router",
+    ...(route?.fallback ? { fallback: route.fallback } : {}),
+    nodes: { route: route?.router?.nodeId, answer: answer?.hop.nodeId, summary: summary?.hop.nodeId },
+    timings: {
+      routeMs: route?.router?.edgeTimings.totalMs,
+      answerFirstTokenMs: answer?.hop.edgeTimings.firstTokenMs,
+      answerTotalMs: answer?.hop.edgeTimings.totalMs,
+      summaryMs: summary?.hop.edgeTimings.totalMs,
+    },
+    usage: { route: route?.router?.usage, answer: answer?.hop.usage, summary: summary?.hop.usage },
+    summary: summary
+      ? { status: "ready", text: summary.text }
+      : found.summary_failed
+        ? { status: "failed" }
+        : answer
+          ? { status: "pending" }
+          : { status: "none" },
+  };
+}

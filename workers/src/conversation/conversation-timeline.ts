@@ -1,0 +1,83 @@
+import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
+import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import {
+  applyEventToViews,
+  createConversationViews,
+  type ConversationViews,
+} from "../views/apply-event-to-views.ts";
+import type { ConversationStore } from "./conversation-store.ts";
+
+/** Events read per page when views must be rebuilt (first load, or a new harness document). */
+const REBUILD_PAGE_EVENTS = 500;
+
+/**
+ * The timeline plus its per-adapter views, kept in step: every append updates the views incrementally and
+ * stores them, so a turn's cost does not grow with the conversation's length. Views are rebuilt from the whole
+ * timeline only when the harness document changed.
+ */
+export class ConversationTimeline {
+  readonly #store: ConversationStore;
+  readonly #harness: HarnessDocument;
+  readonly #harnessHash: string;
+  #views: ConversationViews;
+  #throughSeq: number;
+
+  constructor(store: ConversationStore, harness: HarnessDocument, harnessHash: string) {
+    this.#store = store;
+    this.#harness = harness;
+    this.#harnessHash = harnessHash;
+    const snapshot = store.readViewSnapshot();
+    if (snapshot && snapshot.harnessHash === harnessHash) {
+      this.#views = snapshot.state as ConversationViews;
+      this.#throughSeq = snapshot.throughSeq;
+    } else {
+      this.#views = createConversationViews(harness);
+      this.#throughSeq = 0;
+    }
+    this.#catchUp();
+  }
+
+  get views(): ConversationViews {
+    return this.#views;
+  }
+
+  append(...events: TimelineEvent[]): StoredTimelineEvent[] {
+    const stored = this.#store.append(events);
+    for (const event of stored) this.#views = applyEventToViews(this.#views, event, this.#harness);
+    this.#throughSeq = stored.at(-1)?.seq ?? this.#throughSeq;
+    this.#store.writeViewSnapshot({
+      throughSeq: this.#throughSeq,
+      harnessHash: this.#harnessHash,
+      state: this.#views,
+    });
+    return stored;
+  }
+
+  readTurn(turnId: string): StoredTimelineEvent[] {
+    return this.#store.readTurn(turnId);
+  }
+
+  /** The specialist that answered the most recent answered turn, if any. */
+  lastAnsweredLabel(): string | undefined {
+    const [last] = this.#store.listEvents({ types: ["answer"], order: "desc", limit: 1 });
+    return last?.type === "answer" ? last.adapter : undefined;
+  }
+
+  #catchUp(): void {
+    let changed = false;
+    for (;;) {
+      const page = this.#store.readEventsAfter(this.#throughSeq, REBUILD_PAGE_EVENTS);
+      for (const event of page) this.#views = applyEventToViews(this.#views, event, this.#harness);
+      if (page.length === 0) break;
+      this.#throughSeq = page.at(-1)?.seq ?? this.#throughSeq;
+      changed = true;
+    }
+    if (changed) {
+      this.#store.writeViewSnapshot({
+        throughSeq: this.#throughSeq,
+        harnessHash: this.#harnessHash,
+        state: this.#views,
+      });
+    }
+  }
+}

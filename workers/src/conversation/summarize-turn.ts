@@ -1,0 +1,39 @@
+import { WIRE_VERSION, toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
+import { renderSummaryPrompt } from "../views/render-prompts.ts";
+import type { TurnContext } from "./run-turn.ts";
+
+/** The summary hop: what other specialists will see of this turn. A failure is recorded, never retried here. */
+export async function summarizeTurn(ctx: TurnContext, turnId: string, label: string): Promise<void> {
+  const { harness, timeline } = ctx;
+  const specialist = harness.specialists[label];
+  if (!specialist) return;
+  const started = ctx.now();
+  try {
+    const result = await ctx.hops.summary({
+      version: WIRE_VERSION,
+      type: "summary",
+      requestId: `${turnId}.summary`,
+      conversationId: ctx.conversationId,
+      turnId,
+      adapter: specialist.adapter,
+      view: renderSummaryPrompt(timeline.views, label, harness),
+      maxTokens: specialist.summary.maxTokens,
+      timeoutMs: specialist.summary.timeoutMs,
+    });
+    timeline.append({
+      type: "summary",
+      turnId,
+      adapter: specialist.adapter,
+      text: result.text,
+      hop: {
+        nodeId: result.nodeId,
+        usage: result.usage,
+        nodeTimings: result.timings,
+        edgeTimings: { totalMs: ctx.now() - started },
+      },
+    });
+  } catch (error) {
+    const { code, message } = toWireErrorPayload(error);
+    timeline.append({ type: "summary_failed", turnId, adapter: specialist.adapter, code, message });
+  }
+}
