@@ -33,6 +33,17 @@ describe("the edge over a real GPU node", () => {
     expect(health.status).toBe(200);
     expect(health.headers.get("x-request-id")).toMatch(/^req_/);
     expect(await health.json()).toMatchObject({ status: "ok", live_nodes: 1 });
+    const openapi = (await (await fetch(`${mesh.edge.url}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(openapi.paths)).toEqual(
+      expect.arrayContaining([
+        "/v1/responses",
+        "/v1/chat/completions",
+        "/v1/conversations/{id}/items",
+        "/healthz",
+      ]),
+    );
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(["mol", "mol:chat", "mol:agent", "mol:coding", "mol:genui"]);
   });

@@ -3,7 +3,7 @@ import { BadRequestError, ProtocolError, UnsupportedVersionError, type MolWireEr
 import { WIRE_VERSION } from "./version.ts";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 export function encodeWireMessage<T extends { version: typeof WIRE_VERSION }>(message: T): Uint8Array {
   return encoder.encode(JSON.stringify(message));

@@ -10,6 +10,7 @@ import { registerConversationRoutes } from "./routes/conversation-routes.ts";
 import { registerHealthRoutes } from "./routes/health-routes.ts";
 import { registerModelRoutes } from "./routes/model-routes.ts";
 import { registerResponseRoutes } from "./routes/response-routes.ts";
+import { registerOpenApiPaths } from "./register-openapi-paths.ts";
 
 /**
  * The public API (OpenAI-compatible, under /v1). Runtime-agnostic: the adapter passes `resolveDeps`, which turns
@@ -41,6 +42,7 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
   registerResponseRoutes(app);
   registerChatCompletionRoutes(app);
 
+  registerOpenApiPaths(app);
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });
 
   app.notFound((c) =>

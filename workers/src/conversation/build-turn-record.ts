@@ -51,6 +51,9 @@ function buildMol(
       answerFirstTokenMs: answer?.hop.edgeTimings.firstTokenMs,
       answerTotalMs: answer?.hop.edgeTimings.totalMs,
       summaryMs: summary?.hop.edgeTimings.totalMs,
+      routeNodeMs: route?.router?.nodeTimings.totalMs,
+      answerNodeMs: answer?.hop.nodeTimings.totalMs,
+      summaryNodeMs: summary?.hop.nodeTimings.totalMs,
     },
     usage: { route: route?.router?.usage, answer: answer?.hop.usage, summary: summary?.hop.usage },
     summary: summary

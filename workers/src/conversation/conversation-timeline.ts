@@ -5,6 +5,7 @@ import {
   createConversationViews,
   type ConversationViews,
 } from "../views/apply-event-to-views.ts";
+import { VIEWS_FORMAT } from "../views/conversation-views.ts";
 import type { ConversationStore } from "./conversation-store.ts";
 
 /** Events read per page when views must be rebuilt (first load, or a new harness document). */
@@ -27,7 +28,9 @@ export class ConversationTimeline {
     this.#harness = harness;
     this.#harnessHash = harnessHash;
     const snapshot = store.readViewSnapshot();
-    if (snapshot && snapshot.harnessHash === harnessHash) {
+    // A snapshot from another harness document or another views format is rebuilt from the timeline.
+    const current = (snapshot?.state as { format?: unknown } | undefined)?.format === VIEWS_FORMAT;
+    if (snapshot && current && snapshot.harnessHash === harnessHash) {
       this.#views = snapshot.state as ConversationViews;
       this.#throughSeq = snapshot.throughSeq;
     } else {

@@ -12,8 +12,16 @@ export interface TurnMol {
   source: "router" | "forced" | "fallback";
   fallback?: { code: WireErrorCode; message: string; to: "previous" | "default" };
   nodes: { route?: string; answer?: string; summary?: string };
-  /** Edge-measured, ms. */
-  timings: { routeMs?: number; answerFirstTokenMs?: number; answerTotalMs?: number; summaryMs?: number };
+  /** Edge-measured, ms, plus each hop's total as its GPU node measured it (the difference is transport + edge). */
+  timings: {
+    routeMs?: number;
+    answerFirstTokenMs?: number;
+    answerTotalMs?: number;
+    summaryMs?: number;
+    routeNodeMs?: number;
+    answerNodeMs?: number;
+    summaryNodeMs?: number;
+  };
   /** Per hop, as the GPU node measured it. */
   usage: { route?: Usage; answer?: Usage; summary?: Usage };
   summary: { status: "pending" | "ready" | "failed" | "none"; text?: string };

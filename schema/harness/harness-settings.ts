@@ -1,0 +1,114 @@
+import { z } from "zod";
+import {
+  MAX_HOP_TIMEOUT_MS,
+  MAX_ROUTE_MAX_TOKENS,
+  MAX_SUMMARY_TOKENS,
+  adapterIdSchema,
+  samplingSchema,
+} from "../wire/v1/index.ts";
+
+/** Literal version of the harness document; a change of shape gets a new one. */
+export const HARNESS_VERSION = "molmesh.harness.v1" as const;
+
+/** Largest view budget a harness may ask for, in bytes (a 128k-token context, one byte per token). */
+export const MAX_VIEW_BUDGET_BYTES = 131_072;
+
+const timeoutMsSchema = z.int().min(1).max(MAX_HOP_TIMEOUT_MS);
+const budgetBytesSchema = z.int().min(256).max(MAX_VIEW_BUDGET_BYTES);
+const promptSchema = z.string().max(8192);
+const fractionSchema = z.number().gt(0).lt(1);
+
+/**
+ * Budgets are in UTF-8 BYTES, not tokens: every non-control token covers at least one byte, so a view of
+ * N bytes never takes more than N tokens, whatever the tokenizer. That makes the bound a guarantee rather
+ * than an estimate, and lets the edge enforce it without a tokenizer.
+ */
+export const routerSettingsSchema = z.object({
+  adapter: adapterIdSchema,
+  systemPrompt: promptSchema,
+  /** The labels the route grammar admits; the same set as the specialists. */
+  labels: z.array(adapterIdSchema).min(1).max(32),
+  maxTokens: z.int().min(1).max(MAX_ROUTE_MAX_TOKENS),
+  reasoningMaxTokens: z.int().min(0).max(MAX_ROUTE_MAX_TOKENS),
+  timeoutMs: timeoutMsSchema,
+  viewBudgetBytes: budgetBytesSchema,
+  /** The router's view keeps at most this many code points of each user message. */
+  maxUserMessageChars: z.int().min(1).max(4096),
+});
+export type RouterSettings = z.infer<typeof routerSettingsSchema>;
+
+export const summarySettingsSchema = z.object({
+  /** Asked after the specialist's view (which then ends with its answer). */
+  instruction: promptSchema,
+  maxTokens: z.int().min(1).max(MAX_SUMMARY_TOKENS),
+  timeoutMs: timeoutMsSchema,
+  /** Longest summary kept in other views; longer ones are clipped there (never in storage). */
+  viewMaxBytes: z.int().min(16).max(MAX_VIEW_BUDGET_BYTES),
+});
+export type SummarySettings = z.infer<typeof summarySettingsSchema>;
+
+export const specialistSettingsSchema = z.object({
+  /** Equal to the specialist's label. */
+  adapter: adapterIdSchema,
+  systemPrompt: promptSchema,
+  sampling: samplingSchema,
+  answerTimeoutMs: timeoutMsSchema,
+  /** Bounds the whole view, this turn's answer included. */
+  viewBudgetBytes: budgetBytesSchema,
+  /** Longest answer kept in the specialist's own view; longer ones are clipped there (never for the client). */
+  answerViewMaxBytes: z.int().min(16).max(MAX_VIEW_BUDGET_BYTES),
+  summary: summarySettingsSchema,
+});
+export type SpecialistSettings = z.infer<typeof specialistSettingsSchema>;
+
+/** Every piece of text the views are made of, besides prompts and conversation text. */
+export const harnessTemplatesSchema = z.object({
+  systemPrefix: z.string().max(64),
+  userPrefix: z.string().max(64),
+  /** The answer prompt ends with it; the model's text continues right after. */
+  assistantCue: z.string().max(64),
+  /** The route prompt ends with it; the label follows directly. */
+  routeCue: z.string().max(64),
+  /** How a summary appears in the other specialists' views. */
+  summaryLine: z
+    .string()
+    .max(128)
+    .refine((t) => t.split("{label}").length === 2 && t.split("{text}").length === 2, {
+      message: "summaryLine must contain {label} and {text} exactly once",
+    }),
+  /** The summary prompt ends with it. */
+  summaryCue: z.string().max(64),
+  /** Ends every line (user, route, answer, summary, system). */
+  lineEnd: z.string().min(1).max(8),
+  /** Stands for the rest of a truncated or clipped text. */
+  clippedMark: z.string().max(8),
+});
+export type HarnessTemplates = z.infer<typeof harnessTemplatesSchema>;
+
+/** How a view that would pass its budget is shortened; fractions of the room a turn starts with. */
+export const compactionSettingsSchema = z.object({
+  /** After a compaction, the turns kept in full take at most this fraction of the room. */
+  keepFullFraction: fractionSchema,
+  /** Compact forms may grow to this fraction of the room before the oldest are dropped… */
+  compactMaxFraction: fractionSchema,
+  /** …down to this fraction, so drops are rare and large. */
+  compactKeepFraction: fractionSchema,
+  /** A compacted turn keeps at most this many code points of its user message. */
+  compactUserMessageChars: z.int().min(1).max(4096),
+});
+export type CompactionSettings = z.infer<typeof compactionSettingsSchema>;
+
+export const harnessFieldsSchema = z.object({
+  version: z.literal(HARNESS_VERSION),
+  /** KV tokens per slot on the GPU nodes (`MOL_CONTEXT_SIZE`); every hop's prompt + completion must fit. */
+  contextTokens: z.int().min(256).max(1_048_576),
+  router: routerSettingsSchema,
+  /** Keyed by label. Views iterate `router.labels`, never these keys, so key order cannot matter. */
+  specialists: z.record(adapterIdSchema, specialistSettingsSchema),
+  /** Where a turn goes when the router fails and there is no previous label. */
+  defaultLabel: adapterIdSchema,
+  templates: harnessTemplatesSchema,
+  compaction: compactionSettingsSchema,
+});
+export type HarnessDocument = z.infer<typeof harnessFieldsSchema>;
+export type HarnessDocumentInput = z.input<typeof harnessFieldsSchema>;

@@ -1,0 +1,50 @@
+import { countUtf8Bytes } from "./count-utf8-bytes.ts";
+import { findSpecialist } from "./find-specialist.ts";
+import type { HarnessDocument } from "./harness-settings.ts";
+import { renderSystemLine } from "./render-view-lines.ts";
+
+/** How one adapter's byte budget splits up. */
+export interface ViewRoom {
+  budgetBytes: number;
+  /** The system line every view of this adapter starts with. */
+  headerBytes: number;
+  /**
+   * What a turn may still append after its user line: the route line (router), or the answer or another
+   * specialist's summary line (specialist). Kept free when the turn starts, so the turn's own hops never
+   * need a compaction and every hop prompt stays a prefix of the next view.
+   */
+  reserveBytes: number;
+  /** budget - header - reserve: what the compact forms and the full turns (the new user line included) share. */
+  roomBytes: number;
+}
+
+export function measureViewRoom(harness: HarnessDocument, adapter: string): ViewRoom {
+  const { templates, router } = harness;
+  const lineEndBytes = countUtf8Bytes(templates.lineEnd);
+  const maxLabelBytes = Math.max(...router.labels.map(countUtf8Bytes));
+  if (adapter === router.adapter) {
+    const reserveBytes = countUtf8Bytes(templates.routeCue) + maxLabelBytes + lineEndBytes;
+    return splitBudget(
+      router.viewBudgetBytes,
+      countUtf8Bytes(renderSystemLine(harness, router.systemPrompt)),
+      reserveBytes,
+    );
+  }
+  const specialist = findSpecialist(harness, adapter);
+  if (!specialist) throw new RangeError(`no view for adapter "${adapter}" in this harness`);
+  const answerBytes = countUtf8Bytes(templates.assistantCue) + specialist.answerViewMaxBytes + lineEndBytes;
+  const otherSummaryBytes = router.labels
+    .filter((label) => label !== adapter)
+    .map((label) => findSpecialist(harness, label)?.summary.viewMaxBytes ?? 0);
+  const summaryLineBytes =
+    countUtf8Bytes(templates.summaryLine.replace("{label}", "").replace("{text}", "")) +
+    maxLabelBytes +
+    Math.max(0, ...otherSummaryBytes) +
+    lineEndBytes;
+  const headerBytes = countUtf8Bytes(renderSystemLine(harness, specialist.systemPrompt));
+  return splitBudget(specialist.viewBudgetBytes, headerBytes, Math.max(answerBytes, summaryLineBytes));
+}
+
+function splitBudget(budgetBytes: number, headerBytes: number, reserveBytes: number): ViewRoom {
+  return { budgetBytes, headerBytes, reserveBytes, roomBytes: budgetBytes - headerBytes - reserveBytes };
+}

@@ -1,0 +1,46 @@
+import { clipWithMark } from "./clip-with-mark.ts";
+import type { HarnessDocument } from "./harness-settings.ts";
+import { truncateCodePoints } from "./truncate-code-points.ts";
+
+/**
+ * The lines views are made of. Each appended piece starts with a template and ends with `lineEnd`, so a
+ * hop's prompt (view + cue) is a byte-prefix of the view once the hop's result is appended.
+ */
+export function renderSystemLine(harness: HarnessDocument, text: string): string {
+  return harness.templates.systemPrefix + text + harness.templates.lineEnd;
+}
+
+/** `maxChars` null keeps the whole message (the API has already bounded its bytes). */
+export function renderUserLine(harness: HarnessDocument, text: string, maxChars: number | null): string {
+  const { userPrefix, lineEnd, clippedMark } = harness.templates;
+  const kept = maxChars === null ? text : truncateCodePoints(text, maxChars, clippedMark);
+  return userPrefix + kept + lineEnd;
+}
+
+export function renderRouteLine(harness: HarnessDocument, label: string): string {
+  return harness.templates.routeCue + label + harness.templates.lineEnd;
+}
+
+/** Starts with the assistant cue the answer prompt ended with; the text is clipped to `maxBytes`. */
+export function renderAnswerLine(harness: HarnessDocument, text: string, maxBytes: number): string {
+  const { assistantCue, lineEnd, clippedMark } = harness.templates;
+  return assistantCue + clipWithMark(text, maxBytes, clippedMark) + lineEnd;
+}
+
+/** How one specialist's turn appears to the others. */
+export function renderSummaryLine(
+  harness: HarnessDocument,
+  label: string,
+  text: string,
+  maxBytes: number,
+): string {
+  const { summaryLine, lineEnd, clippedMark } = harness.templates;
+  const clipped = clipWithMark(text, maxBytes, clippedMark);
+  // Function replacers: `$` in a label or summary must stay literal.
+  return summaryLine.replace("{label}", () => label).replace("{text}", () => clipped) + lineEnd;
+}
+
+/** What the summary prompt adds after the specialist's view. */
+export function renderSummarySuffix(harness: HarnessDocument, instruction: string): string {
+  return renderSystemLine(harness, instruction) + harness.templates.summaryCue;
+}

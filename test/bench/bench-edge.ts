@@ -1,0 +1,204 @@
+/**
+ * `npm run bench:edge`: (1) per-turn edge overhead (client time minus GPU node time) at conversation lengths
+ * 10 … 5,000 turns, with an instant engine so only the edge, its Durable Object and NATS are measured; (2) the
+ * share of route + summary time on the client's critical path, on the real tiny model. Writes
+ * test/bench/results/edge.json and edge.md. A benchmark, not a test: it asserts nothing.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect } from "@nats-io/transport-node";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
+import { ensureTestModels } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
+import { spawnEdge } from "../../infra/local/spawn-edge.ts";
+import { findFreePort } from "../harness/free-port.ts";
+import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
+import { startNatsServer } from "../harness/start-nats-server.ts";
+import { createMemoryLogger, startTestNode } from "../harness/start-test-node.ts";
+import { createInstantEngine } from "./create-instant-engine.ts";
+import { collectMachineFacts } from "./machine-facts.ts";
+import { renderEdgeReport, type EdgeReport } from "./render-edge-report.ts";
+import { percentile, round, sum } from "./stats.ts";
+
+const LENGTHS = (process.env.MOL_BENCH_LENGTHS ?? "10,100,1000,5000").split(",").map(Number);
+const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
+const CRITICAL_TURNS = Number(process.env.MOL_BENCH_CRITICAL_TURNS ?? 20);
+const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
+const KEY = "sk-bench";
+
+type Mol = { timings: Record<string, number | undefined> };
+interface Turn {
+  clientMs: number;
+  mol: Mol;
+}
+
+type Get = (path: string) => Promise<unknown>;
+
+async function waitForSummary(get: Get, conversation: string): Promise<void> {
+  for (;;) {
+    const items = (await get(`/v1/conversations/${conversation}/items?limit=1`)) as {
+      data: Array<{ mol?: { summary: { status: string } } }>;
+    };
+    if (items.data[0]?.mol?.summary.status !== "pending") return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function withEdge<T>(
+  natsWsUrl: string,
+  use: (post: (path: string, body: unknown) => Promise<unknown>, get: Get) => Promise<T>,
+) {
+  const persistDir = await mkdtemp(join(tmpdir(), "molmesh-bench-edge-"));
+  const edge = await spawnEdge({
+    port: await findFreePort(),
+    inspectorPort: await findFreePort(),
+    natsWsUrl,
+    devApiKey: KEY,
+    persistDir,
+  });
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${edge.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  const get = async (path: string) => {
+    const response = await fetch(`${edge.url}${path}`, { headers: { authorization: `Bearer ${KEY}` } });
+    return response.json();
+  };
+  try {
+    return await use(post, get);
+  } finally {
+    await edge.stop();
+    await rm(persistDir, { recursive: true, force: true });
+  }
+}
+
+async function runTurn(
+  post: (path: string, body: unknown) => Promise<unknown>,
+  conversation: string,
+  input: string,
+  extra = {},
+): Promise<Turn> {
+  const started = performance.now();
+  const response = (await post("/v1/responses", { conversation, input, ...extra })) as { mol: Mol };
+  return { clientMs: performance.now() - started, mol: response.mol };
+}
+
+const nodeMs = (t: Turn) => (t.mol.timings.routeNodeMs ?? 0) + (t.mol.timings.answerNodeMs ?? 0);
+
+// 1. Edge overhead against conversation length, on the instant engine.
+const nats = await startNatsServer();
+const nodeNc = await connect({ servers: nats.url });
+const instantNode = await startGpuNode({
+  nc: nodeNc,
+  engine: createInstantEngine(DEFAULT_ADAPTER_IDS),
+  nodeId: "bench-instant",
+  logger: createMemoryLogger().logger,
+  now: () => performance.now(),
+  clock: () => Date.now(),
+});
+const overhead = await withEdge(nats.wsUrl, async (post) => {
+  const { id } = (await post("/v1/conversations", {})) as { id: string };
+  const rows = [];
+  let turns = 0;
+  for (const length of LENGTHS) {
+    const samples: number[] = [];
+    while (turns < length) {
+      const turn = await runTurn(
+        post,
+        id,
+        `turn ${turns}: a user message of ordinary length, asking something.`,
+      );
+      turns++;
+      if (turns > length - SAMPLE_TURNS) samples.push(turn.clientMs - nodeMs(turn));
+      if (turns % 500 === 0) process.stderr.write(`  ${turns} turns\n`);
+    }
+    rows.push({
+      turns: length,
+      samples: samples.length,
+      p50Ms: round(percentile(samples, 50)),
+      p95Ms: round(percentile(samples, 95)),
+      meanMs: round(sum(samples) / samples.length),
+    });
+  }
+  return rows;
+});
+await instantNode.stop(0);
+await nodeNc.close();
+
+// 2. Where a turn's time goes, on the real tiny model (routed turns, default sampling capped to 64 tokens).
+const models = await ensureTestModels({ outDir: TEST_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH });
+const tiny = await startTestNode({
+  natsUrl: nats.url,
+  models,
+  nodeId: "bench-tiny",
+  engine: { contextSize: 4096, slotsPerAdapter: 4 },
+});
+// Each client waits for the previous turn's summary before its next message (as a person reading the answer
+// would), so the summary never delays a turn; back-to-back clients are measured separately.
+const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
+  const { id } = (await post("/v1/conversations", {})) as { id: string };
+  const paced: Turn[] = [];
+  const backToBack: Turn[] = [];
+  for (let i = 0; i < CRITICAL_TURNS; i++) {
+    paced.push(await runTurn(post, id, `question ${i}: how do I build this?`, { max_output_tokens: 64 }));
+    await waitForSummary(get, id);
+  }
+  const items = (await get(`/v1/conversations/${id}/items?order=asc&limit=100`)) as {
+    data: Array<{ role: string; mol?: Mol }>;
+  };
+  const mols = items.data.filter((i) => i.role === "assistant").map((i) => i.mol);
+  for (let i = 0; i < CRITICAL_TURNS; i++) {
+    backToBack.push(await runTurn(post, id, `follow-up ${i}: and then?`, { max_output_tokens: 64 }));
+  }
+  return { paced: paced.map((t, i) => ({ ...t, mol: mols[i] ?? t.mol })), backToBack };
+});
+await tiny.stop();
+await nats.dispose();
+
+const pick = (key: string) => breakdown.paced.map((t) => t.mol.timings[key] ?? 0);
+const route = pick("routeMs");
+const firstToken = pick("answerFirstTokenMs");
+const answer = pick("answerTotalMs");
+const summary = pick("summaryMs");
+const client = breakdown.paced.map((t) => t.clientMs);
+const backToBack = breakdown.backToBack.map((t) => t.clientMs);
+const backToBackBusy = breakdown.backToBack.map(
+  (t) => (t.mol.timings.routeMs ?? 0) + (t.mol.timings.answerTotalMs ?? 0),
+);
+const report: EdgeReport = {
+  command: "npm run bench:edge",
+  machine: collectMachineFacts(),
+  overhead,
+  hops: {
+    turns: breakdown.paced.length,
+    routeMs: { p50: round(percentile(route, 50)), p95: round(percentile(route, 95)) },
+    answerFirstTokenMs: { p50: round(percentile(firstToken, 50)), p95: round(percentile(firstToken, 95)) },
+    answerTotalMs: { p50: round(percentile(answer, 50)), p95: round(percentile(answer, 95)) },
+    summaryMs: { p50: round(percentile(summary, 50)), p95: round(percentile(summary, 95)) },
+    clientTurnMs: { p50: round(percentile(client, 50)), p95: round(percentile(client, 95)) },
+    // The response ends with the answer; the summary runs after it, so only the route hop is on the critical path.
+    criticalShareOfRouteAndSummary: round(sum(route) / sum(client), 3),
+    shareIfSummaryWereInline: round((sum(route) + sum(summary)) / (sum(client) + sum(summary)), 3),
+    backToBackClientTurnMs: {
+      p50: round(percentile(backToBack, 50)),
+      p95: round(percentile(backToBack, 95)),
+    },
+    // A client that sends its next message the moment an answer ends waits for the previous summary first.
+    backToBackShareOfRouteAndSummary: round(
+      (sum(backToBack) -
+        sum(backToBackBusy) +
+        sum(breakdown.backToBack.map((t) => t.mol.timings.routeMs ?? 0))) /
+        sum(backToBack),
+      3,
+    ),
+  },
+};
+await writeFile(join(OUT_DIR, "edge.json"), `${JSON.stringify(report, null, 2)}\n`);
+await writeFile(join(OUT_DIR, "edge.md"), renderEdgeReport(report));
+process.stdout.write(renderEdgeReport(report));

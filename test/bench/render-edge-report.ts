@@ -1,0 +1,61 @@
+type Pct = { p50: number; p95: number };
+
+export interface EdgeReport {
+  command: string;
+  machine: Record<string, string | number>;
+  overhead: Array<{ turns: number; samples: number; p50Ms: number; p95Ms: number; meanMs: number }>;
+  hops: {
+    turns: number;
+    routeMs: Pct;
+    answerFirstTokenMs: Pct;
+    answerTotalMs: Pct;
+    summaryMs: Pct;
+    clientTurnMs: Pct;
+    criticalShareOfRouteAndSummary: number;
+    shareIfSummaryWereInline: number;
+    backToBackClientTurnMs: Pct;
+    backToBackShareOfRouteAndSummary: number;
+  };
+}
+
+const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
+const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
+
+/** The markdown half of the edge benchmark report. */
+export function renderEdgeReport(r: EdgeReport): string {
+  const h = r.hops;
+  return [
+    "# Edge benchmark",
+    "",
+    `Command: \`${r.command}\`. Machine: ${Object.entries(r.machine)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}.`,
+    "",
+    "## Edge overhead per turn against conversation length",
+    "",
+    "Client time of a non-streamed `POST /v1/responses` minus the route and answer time the GPU node reported",
+    "(instant engine): HTTP, the Worker, the conversation Durable Object (SQLite timeline, views) and NATS.",
+    "",
+    row(["conversation length (turns)", "sampled turns", "p50 ms", "p95 ms", "mean ms"]),
+    row(["---:", "---:", "---:", "---:", "---:"]),
+    ...r.overhead.map((o) => row([o.turns, o.samples, o.p50Ms, o.p95Ms, o.meanMs])),
+    "",
+    `## Hop breakdown on the tiny model (${h.turns} routed turns, answers capped at 64 tokens)`,
+    "",
+    row(["hop", "p50 ms", "p95 ms"]),
+    row(["---", "---:", "---:"]),
+    row(["route", h.routeMs.p50, h.routeMs.p95]),
+    row(["answer, first token", h.answerFirstTokenMs.p50, h.answerFirstTokenMs.p95]),
+    row(["answer, total", h.answerTotalMs.p50, h.answerTotalMs.p95]),
+    row(["summary (after the response)", h.summaryMs.p50, h.summaryMs.p95]),
+    row(["client turn", h.clientTurnMs.p50, h.clientTurnMs.p95]),
+    "",
+    `Route + summary on the client's critical path, for a client that reads each answer before the next message:`,
+    `**${pct(h.criticalShareOfRouteAndSummary)}** of client time (the summary runs after the response ends). Were the`,
+    `summary inline, it would be ${pct(h.shareIfSummaryWereInline)}. A client that sends its next message the moment`,
+    `an answer ends waits for the previous summary: client turn p50 ${h.backToBackClientTurnMs.p50} ms, p95`,
+    `${h.backToBackClientTurnMs.p95} ms, and route + summary wait is ${pct(h.backToBackShareOfRouteAndSummary)} of its time.`,
+    "The Macaron-V1 report gives 32 % for route + summary on its Venti model.",
+    "",
+  ].join("\n");
+}

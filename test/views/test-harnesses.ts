@@ -1,0 +1,47 @@
+import { DEFAULT_HARNESS, harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/index.ts";
+import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
+
+/** Replaces every specialist's settings with `patch` applied, and validates the result. */
+function withSpecialists(
+  base: HarnessDocument,
+  patch: (s: HarnessDocument["specialists"][string]) => HarnessDocument["specialists"][string],
+): HarnessDocument["specialists"] {
+  return Object.fromEntries(
+    SPECIALIST_LABELS.map((label) => {
+      const specialist = base.specialists[label];
+      if (!specialist) throw new Error(`no ${label}`);
+      return [label, patch(specialist)];
+    }),
+  );
+}
+
+/** Budgets so large that no generated conversation ever compacts. */
+export const LARGE_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
+  ...DEFAULT_HARNESS,
+  contextTokens: 1_048_576,
+  router: { ...DEFAULT_HARNESS.router, viewBudgetBytes: 131_072 },
+  specialists: withSpecialists(DEFAULT_HARNESS, (s) => ({ ...s, viewBudgetBytes: 131_072 })),
+});
+
+/** Small budgets: generated conversations compact within a few turns. */
+export const SMALL_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
+  ...DEFAULT_HARNESS,
+  router: { ...DEFAULT_HARNESS.router, viewBudgetBytes: 700, maxUserMessageChars: 60 },
+  specialists: withSpecialists(DEFAULT_HARNESS, (s) => ({
+    ...s,
+    viewBudgetBytes: 1600,
+    answerViewMaxBytes: 256,
+    summary: { ...s.summary, viewMaxBytes: 128 },
+  })),
+  compaction: { ...DEFAULT_HARNESS.compaction, compactUserMessageChars: 30 },
+});
+
+/** The default harness with answers clipped shorter, so turns are small next to the room (as in real use). */
+export const ROOMY_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
+  ...DEFAULT_HARNESS,
+  specialists: withSpecialists(DEFAULT_HARNESS, (s) => ({ ...s, answerViewMaxBytes: 512 })),
+});
+
+export function listAdapters(harness: HarnessDocument): string[] {
+  return [harness.router.adapter, ...harness.router.labels];
+}

@@ -1,0 +1,99 @@
+import fc from "fast-check";
+import type { HopFacts, TimelineEvent } from "../../schema/db/timeline-event.ts";
+import { SPECIALIST_LABELS, type SpecialistLabel } from "../../schema/wire/v1/index.ts";
+
+/** One turn of a generated timeline, before it becomes events. */
+export interface TurnSpec {
+  text: string;
+  source: "router" | "forced" | "fallback";
+  label: SpecialistLabel;
+  outcome: "answer" | "turn_failed" | "turn_cancelled" | "route_failed";
+  answer: string;
+  summary: "summary" | "summary_failed" | "none";
+  summaryText: string;
+}
+
+const HOP: HopFacts = {
+  nodeId: "node-1",
+  usage: { promptTokens: 1, cachedPromptTokens: 0, evaluatedPromptTokens: 1, completionTokens: 1 },
+  nodeTimings: { queueMs: 0, prefillMs: 1, decodeMs: 1, totalMs: 2 },
+  edgeTimings: { totalMs: 3 },
+};
+
+/** Text (lengths spread up to `maxLength`) that stresses the renderer: astral code points, lone surrogates, newlines, `$&` and template braces. */
+export function textArb(maxLength: number): fc.Arbitrary<string> {
+  const tricky = fc.constantFrom(
+    "\uD83D",
+    "\uDE00",
+    "😀",
+    "é",
+    "\n",
+    "$&",
+    "{text}",
+    "{label}",
+    "user: ",
+    "…",
+    "a",
+  );
+  return fc.oneof(
+    fc.string({ unit: "binary", maxLength, size: "max" }),
+    fc.string({ unit: tricky, maxLength: Math.ceil(maxLength / 2), size: "max" }),
+    fc.string({ unit: "grapheme-ascii", maxLength, size: "max" }),
+  );
+}
+
+export function turnSpecArb(maxText = 120): fc.Arbitrary<TurnSpec> {
+  return fc.record({
+    text: textArb(maxText),
+    source: fc.constantFrom("router", "forced", "fallback"),
+    label: fc.constantFrom(...SPECIALIST_LABELS),
+    outcome: fc.constantFrom("answer", "answer", "answer", "turn_failed", "turn_cancelled", "route_failed"),
+    answer: textArb(maxText * 2),
+    summary: fc.constantFrom("summary", "summary", "summary_failed", "none"),
+    summaryText: textArb(maxText),
+  });
+}
+
+/** A turn's events in the timeline's order: user_message, route_decision, answer | failure, summary. */
+export function buildTurnEvents(spec: TurnSpec, index: number): TimelineEvent[] {
+  const turnId = `turn-${index}`;
+  const events: TimelineEvent[] = [
+    { type: "user_message", turnId, text: spec.text, harnessHash: "sha256:test" },
+  ];
+  if (spec.outcome === "route_failed") {
+    events.push({ type: "turn_failed", turnId, hop: "route", code: "deadline_exceeded", message: "late" });
+    return events;
+  }
+  events.push({ type: "route_decision", turnId, label: spec.label, source: spec.source });
+  if (spec.outcome === "turn_failed") {
+    events.push({ type: "turn_failed", turnId, hop: "answer", code: "engine_failure", message: "boom" });
+  } else if (spec.outcome === "turn_cancelled") {
+    events.push({ type: "turn_cancelled", turnId, reason: "client went away", partialChars: 3 });
+  } else {
+    const adapter = spec.label;
+    events.push({
+      type: "answer",
+      turnId,
+      adapter,
+      revision: "r1",
+      text: spec.answer,
+      finishReason: "stop",
+      hop: HOP,
+    });
+    if (spec.summary === "summary")
+      events.push({ type: "summary", turnId, adapter, text: spec.summaryText, hop: HOP });
+    if (spec.summary === "summary_failed") {
+      events.push({ type: "summary_failed", turnId, adapter, code: "overloaded", message: "busy" });
+    }
+  }
+  return events;
+}
+
+export function timelineArb(maxTurns: number, maxText = 120): fc.Arbitrary<TimelineEvent[]> {
+  return (
+    fc
+      // size "max": lengths spread over the whole range, so views reach their budgets and compact.
+      .array(turnSpecArb(maxText), { minLength: 1, maxLength: maxTurns, size: "max" })
+      .map((turns) => turns.flatMap((turn, index) => buildTurnEvents(turn, index)))
+  );
+}

@@ -1,0 +1,147 @@
+import fc from "fast-check";
+import { PROPERTY_LIMITS } from "./property-limits.ts";
+import { describe, expect, it } from "vitest";
+import type { TimelineEvent } from "../../schema/db/timeline-event.ts";
+import {
+  DEFAULT_HARNESS,
+  countUtf8Bytes,
+  measureViewRoom,
+  type HarnessDocument,
+} from "../../schema/harness/index.ts";
+import {
+  applyEventToViews,
+  buildConversationViews,
+  createConversationViews,
+  readViewText,
+  renderAnswerPrompt,
+  renderRoutePrompt,
+  renderSummaryPrompt,
+  type ConversationViews,
+} from "../../workers/src/views/index.ts";
+import { LARGE_HARNESS, SMALL_HARNESS, listAdapters } from "./test-harnesses.ts";
+import { timelineArb } from "./timeline-arbitrary.ts";
+
+const HARNESSES: Array<[string, HarnessDocument]> = [
+  ["default", DEFAULT_HARNESS],
+  ["small", SMALL_HARNESS],
+  ["large", LARGE_HARNESS],
+];
+
+/** Byte-prefix, not string prefix: the KV cache is about bytes (and tokens) the engine already holds. */
+function isBytePrefix(prefix: string, text: string): boolean {
+  const a = new TextEncoder().encode(prefix);
+  const b = new TextEncoder().encode(text);
+  return a.length <= b.length && a.every((byte, i) => byte === b[i]);
+}
+
+function snapshotTexts(views: ConversationViews, harness: HarnessDocument): string[] {
+  return listAdapters(harness).map((adapter) => readViewText(views, adapter));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+describe.each(HARNESSES)("views under the %s harness", (_name, harness) => {
+  it("grow only at their end, except where a new turn compacts", () => {
+    fc.assert(
+      fc.property(timelineArb(12), (events) => {
+        let views = createConversationViews(harness);
+        for (const event of events) {
+          const before = snapshotTexts(views, harness);
+          views = applyEventToViews(views, event, harness);
+          const after = snapshotTexts(views, harness);
+          // Only a user_message may compact, and with the large harness nothing ever does.
+          if (event.type !== "user_message" || harness === LARGE_HARNESS) {
+            before.forEach((text, i) => expect(isBytePrefix(text, after[i] ?? "")).toBe(true));
+          }
+        }
+      }),
+      { numRuns: 60, ...PROPERTY_LIMITS },
+    );
+  });
+
+  it("make each hop's prompt a byte-prefix of the view after that hop's event", () => {
+    fc.assert(
+      fc.property(timelineArb(12), (events) => {
+        let views = createConversationViews(harness);
+        for (const event of events) {
+          const prompt =
+            event.type === "route_decision"
+              ? renderRoutePrompt(views, harness)
+              : event.type === "answer"
+                ? renderAnswerPrompt(views, event.adapter, harness)
+                : null;
+          if (event.type === "summary")
+            expect(renderSummaryPrompt(views, event.adapter, harness)).toContain("summary:");
+          views = applyEventToViews(views, event, harness);
+          if (event.type === "route_decision") {
+            expect(isBytePrefix(prompt ?? "", readViewText(views, harness.router.adapter))).toBe(true);
+          }
+          if (event.type === "answer")
+            expect(isBytePrefix(prompt ?? "", readViewText(views, event.adapter))).toBe(true);
+        }
+      }),
+      { numRuns: 60, ...PROPERTY_LIMITS },
+    );
+  });
+
+  it("never pass their byte budget, after any event", () => {
+    fc.assert(
+      fc.property(timelineArb(30, 200), (events) => {
+        let views = createConversationViews(harness);
+        for (const event of events) {
+          views = applyEventToViews(views, event, harness);
+          for (const adapter of listAdapters(harness)) {
+            const bytes = countUtf8Bytes(readViewText(views, adapter));
+            expect(bytes).toBeLessThanOrEqual(measureViewRoom(harness, adapter).budgetBytes);
+          }
+        }
+      }),
+      { numRuns: 40, ...PROPERTY_LIMITS },
+    );
+  });
+
+  it("are deterministic: batch = incremental = incremental through JSON, inputs never mutated", () => {
+    fc.assert(
+      fc.property(timelineArb(10), (events: TimelineEvent[]) => {
+        const batch = buildConversationViews(events, harness);
+        let incremental = createConversationViews(harness);
+        let stored = createConversationViews(harness);
+        for (const event of events) {
+          incremental = applyEventToViews(deepFreeze(incremental), deepFreeze(event), harness);
+          stored = applyEventToViews(JSON.parse(JSON.stringify(stored)) as ConversationViews, event, harness);
+        }
+        expect(incremental).toEqual(batch);
+        expect(JSON.stringify(stored)).toBe(JSON.stringify(batch));
+        expect(snapshotTexts(buildConversationViews(events, harness), harness)).toEqual(
+          snapshotTexts(batch, harness),
+        );
+      }),
+      { numRuns: 40, ...PROPERTY_LIMITS },
+    );
+  });
+});
+
+describe("views across turns", () => {
+  it("keep each adapter's whole view as a prefix of every later view when nothing compacts", () => {
+    fc.assert(
+      fc.property(timelineArb(10), (events) => {
+        let views = createConversationViews(LARGE_HARNESS);
+        const history: string[][] = [];
+        for (const event of events) {
+          views = applyEventToViews(views, event, LARGE_HARNESS);
+          if (event.type === "user_message") history.push(snapshotTexts(views, LARGE_HARNESS));
+        }
+        const last = snapshotTexts(views, LARGE_HARNESS);
+        for (const texts of history)
+          texts.forEach((text, i) => expect(isBytePrefix(text, last[i] ?? "")).toBe(true));
+      }),
+      { numRuns: 40, ...PROPERTY_LIMITS },
+    );
+  });
+});

@@ -1,0 +1,102 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
+import { readMaxUserMessageBytes } from "../../../schema/harness/read-max-user-message-bytes.ts";
+import {
+  conversationIdParamsSchema,
+  createConversationBodySchema,
+  listItemsQuerySchema,
+} from "../api/schemas/conversation-schemas.ts";
+import { createChatCompletionBodySchema } from "../api/schemas/create-chat-completion-body-schema.ts";
+import { createResponseBodySchema } from "../api/schemas/create-response-body-schema.ts";
+import type { AppEnv } from "./app-deps.ts";
+
+const limits = { maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) };
+const json = (description: string) => ({
+  description,
+  content: { "application/json": { schema: z.object({}).passthrough() } },
+});
+const errors = {
+  400: json("Invalid request (OpenAI error envelope)"),
+  401: json("Missing or wrong API key"),
+  404: json("Unknown conversation or model"),
+};
+const body = (schema: z.ZodType) => ({
+  body: { content: { "application/json": { schema } }, required: true },
+});
+const security = [{ bearer: [] }];
+
+/**
+ * The OpenAPI document (`GET /openapi.json`). Handlers validate bodies themselves (size, UTF-8 and JSON errors get
+ * their own envelopes), so paths are registered for the document only, from the same zod schemas.
+ */
+export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  const paths = [
+    createRoute({
+      method: "get",
+      path: "/healthz",
+      responses: { 200: json("NATS reachable and a GPU node live"), 503: json("Not serving") },
+    }),
+    createRoute({
+      method: "get",
+      path: "/v1/models",
+      security,
+      responses: { 200: json("mol and mol:<label> models"), ...errors },
+    }),
+    createRoute({
+      method: "post",
+      path: "/v1/conversations",
+      security,
+      request: body(createConversationBodySchema),
+      responses: { 200: json("The conversation"), ...errors },
+    }),
+    createRoute({
+      method: "get",
+      path: "/v1/conversations/{id}",
+      security,
+      request: { params: conversationIdParamsSchema },
+      responses: { 200: json("The conversation"), ...errors },
+    }),
+    createRoute({
+      method: "delete",
+      path: "/v1/conversations/{id}",
+      security,
+      request: { params: conversationIdParamsSchema },
+      responses: { 200: json("Deleted"), ...errors },
+    }),
+    createRoute({
+      method: "get",
+      path: "/v1/conversations/{id}/items",
+      security,
+      request: { params: conversationIdParamsSchema, query: listItemsQuerySchema },
+      responses: { 200: json("A page of items; assistant items carry `mol`"), ...errors },
+    }),
+    createRoute({
+      method: "post",
+      path: "/v1/responses",
+      security,
+      request: body(createResponseBodySchema(limits)),
+      responses: {
+        200: json(
+          "A Response (JSON) or typed SSE events with `stream: true`; `mol` holds the turn's MoL facts",
+        ),
+        ...errors,
+        409: json("Idempotency-Key in flight"),
+        422: json("Idempotency-Key reused with another body"),
+        503: json("No GPU node available"),
+      },
+    }),
+    createRoute({
+      method: "post",
+      path: "/v1/chat/completions",
+      security,
+      request: body(createChatCompletionBodySchema(limits)),
+      responses: {
+        200: json("A chat completion, or chunks with `stream: true`"),
+        ...errors,
+        503: json("No GPU node available"),
+      },
+    }),
+  ];
+  for (const route of paths) app.openAPIRegistry.registerPath(route);
+}
