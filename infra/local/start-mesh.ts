@@ -1,6 +1,6 @@
 /**
- * `npm start`: the whole local mesh on embedded defaults, with health checks and a clean Ctrl-C.
- * Today: nats-server (client + WebSocket + JetStream) and MOL_GPU_NODES GPU node processes.
+ * `npm start`: the whole local mesh on embedded defaults, with health checks and a clean Ctrl-C:
+ * nats-server (client + WebSocket + JetStream), MOL_GPU_NODES GPU node processes, and the edge in workerd.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir } from "node:fs/promises";
@@ -8,16 +8,21 @@ import { join } from "node:path";
 import { FIXTURE_MODEL_PATH, LOCAL_MODELS_DIR, REPO_ROOT } from "./repo-paths.ts";
 import { LOCAL_NATS_CONFIG, spawnNatsServer } from "./spawn-nats-server.ts";
 import { resolveLocalModels } from "./resolve-local-models.ts";
+import { spawnEdge, type EdgeProcess } from "./spawn-edge.ts";
 
 const env = process.env;
 const natsPort = Number(env.MOL_NATS_PORT ?? 4222);
 const natsWsPort = Number(env.MOL_NATS_WS_PORT ?? 8089);
 const nodeCount = Number(env.MOL_GPU_NODES ?? 1);
+const edgePort = Number(env.MOL_EDGE_PORT ?? 8787);
+const edgeInspectorPort = Number(env.MOL_EDGE_INSPECTOR_PORT ?? 9230);
+const devApiKey = env.MOL_DEV_API_KEY ?? "sk-molmesh-dev-local";
 const NODE_READY_TIMEOUT_MS = 120_000;
 const say = (line: string) => process.stdout.write(`[molmesh] ${line}\n`);
 
 const children: ChildProcess[] = [];
 let shuttingDown = false;
+let edge: EdgeProcess | undefined;
 
 const models = await resolveLocalModels(env, {
   modelsDir: LOCAL_MODELS_DIR,
@@ -76,6 +81,7 @@ const startNode = (index: number): Promise<void> => {
 const shutdown = async (code: number): Promise<never> => {
   shuttingDown = true;
   say("stopping…");
+  await edge?.stop();
   await Promise.all(
     children.map(
       (child) =>
@@ -100,5 +106,44 @@ try {
   say(`start failed: ${error instanceof Error ? error.message : String(error)}`);
   await shutdown(1);
 }
-say(`ready: ${nodeCount} GPU node(s) on ${models.description}`);
-say(`try a hop: npm run hop -- route "write a python function"   (Ctrl-C stops everything)`);
+say(`${nodeCount} GPU node(s) ready on ${models.description}`);
+try {
+  edge = await spawnEdge({
+    port: edgePort,
+    inspectorPort: edgeInspectorPort,
+    natsWsUrl: `ws://127.0.0.1:${natsWsPort}`,
+    devApiKey,
+    persistDir: join(REPO_ROOT, ".cache", "edge"),
+  });
+  await waitForHealthy(`${edge.url}/healthz`);
+} catch (error) {
+  say(`edge failed: ${error instanceof Error ? error.message : String(error)}`);
+  await shutdown(1);
+}
+const base = `http://127.0.0.1:${edgePort}`;
+say(`ready: ${base}  (GET ${base}/healthz is 200; Ctrl-C stops everything)`);
+say(`dev API key: ${devApiKey}`);
+process.stdout.write(`
+  curl -s ${base}/v1/chat/completions -H "authorization: Bearer ${devApiKey}" \\
+    -H "content-type: application/json" -d '{"model":"mol","messages":[{"role":"user","content":"hello"}]}'
+
+  import OpenAI from "openai";
+  const client = new OpenAI({ baseURL: "${base}/v1", apiKey: "${devApiKey}" });
+  const conversation = await client.conversations.create({});
+  const response = await client.responses.create({ conversation: conversation.id, input: "hello" });
+  console.log(response.output_text, (response as any).mol);
+
+`);
+
+async function waitForHealthy(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const status = await fetch(url).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not become healthy`);
+}
