@@ -1,8 +1,7 @@
 import type { ConversationHandle, StartTurnResult, TurnRefusal } from "../conversation/conversation-rpc.ts";
 import type { ConversationObject } from "./conversation-object.ts";
 
-export const TURN_PATH = "/turn";
-export const STATELESS_TURN_PATH = "/stateless-turn";
+import { STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
 
 /**
  * A conversation object seen as a {@link ConversationHandle}: plain calls go over RPC; turns go over `fetch`, whose

@@ -20,7 +20,7 @@ import { runTurn } from "../conversation/run-turn.ts";
 import type { TurnStreamPart } from "../conversation/turn-record.ts";
 import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
-import { STATELESS_TURN_PATH, TURN_PATH } from "./conversation-handle.ts";
+import { STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
 import type { Env } from "./env.ts";
 
 /**

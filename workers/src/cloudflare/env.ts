@@ -1,10 +1,10 @@
-import type { ConversationObject } from "./conversation-object.ts";
-import type { FleetObject } from "./fleet-object.ts";
-
-/** Bindings and vars of the edge Worker (wrangler.toml). */
+/**
+ * Bindings and vars of the edge Worker (wrangler.toml). The namespaces stay untyped here so the object classes
+ * can import this file without a cycle; `index.ts` types the stubs where it creates them.
+ */
 export interface Env {
-  CONVERSATIONS: DurableObjectNamespace<ConversationObject>;
-  FLEET: DurableObjectNamespace<FleetObject>;
+  CONVERSATIONS: DurableObjectNamespace;
+  FLEET: DurableObjectNamespace;
   /** Comma-separated NATS WebSocket URLs. */
   MOL_NATS_WS_URL: string;
   MOL_SUBJECT_PREFIX?: string;

@@ -4,6 +4,9 @@ import { timingSafeEqualText } from "../lib/timing-safe-equal-text.ts";
 import { createConversationHandle } from "./conversation-handle.ts";
 import type { Env } from "./env.ts";
 
+import type { ConversationObject } from "./conversation-object.ts";
+import type { FleetObject } from "./fleet-object.ts";
+
 export { ConversationObject } from "./conversation-object.ts";
 export { FleetObject } from "./fleet-object.ts";
 
@@ -15,8 +18,12 @@ function resolveDeps(env: unknown): AppDeps {
   return {
     // A conversation's object is named under its tenant: another tenant's key can never reach it.
     conversations: (tenantId, conversationId) =>
-      createConversationHandle(bindings.CONVERSATIONS.getByName(`${tenantId}:${conversationId}`)),
-    readFleetHealth: () => bindings.FLEET.getByName("fleet").health(),
+      createConversationHandle(
+        bindings.CONVERSATIONS.getByName(
+          `${tenantId}:${conversationId}`,
+        ) as DurableObjectStub<ConversationObject>,
+      ),
+    readFleetHealth: () => (bindings.FLEET.getByName("fleet") as DurableObjectStub<FleetObject>).health(),
     authenticate: async (apiKey) =>
       bindings.MOL_DEV_API_KEY && timingSafeEqualText(apiKey, bindings.MOL_DEV_API_KEY)
         ? { tenantId: DEV_TENANT_ID }

@@ -1,37 +1,11 @@
-import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
-import { toWireErrorPayload, type Sampling } from "../../../schema/wire/v1/index.ts";
-import type { HopClient } from "../gpu/hop-client.ts";
+import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
 import { renderAnswerPrompt, renderRoutePrompt } from "../views/render-prompts.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
-import type { ConversationTimeline } from "./conversation-timeline.ts";
 import { decideRoute } from "./decide-route.ts";
 import { runAnswerHop } from "./run-answer-hop.ts";
 import { summarizeTurn } from "./summarize-turn.ts";
+import type { TurnContext, TurnInput, TurnOutcome } from "./turn-context.ts";
 import type { TurnStreamPart } from "./turn-record.ts";
-
-export interface TurnInput {
-  turnId: string;
-  text: string;
-  /** Skip the route hop and answer with this specialist (chat completions `model: "mol:<label>"`). */
-  forcedLabel?: string;
-  /** Per-request sampling overrides on top of the harness' settings for the chosen specialist. */
-  sampling?: Partial<Sampling>;
-}
-
-export interface TurnContext {
-  conversationId: string;
-  timeline: ConversationTimeline;
-  hops: HopClient;
-  harness: HarnessDocument;
-  harnessHash: string;
-  /** Unix ms. */
-  now: () => number;
-}
-
-export interface TurnOutcome {
-  /** Runs the summary hop (off the client's critical path); resolves once its event is in the timeline. */
-  summarize(): Promise<void>;
-}
 
 const NOTHING_TO_SUMMARIZE: TurnOutcome = { summarize: async () => undefined };
 

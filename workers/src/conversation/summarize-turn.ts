@@ -1,6 +1,6 @@
 import { WIRE_VERSION, toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
 import { renderSummaryPrompt } from "../views/render-prompts.ts";
-import type { TurnContext } from "./run-turn.ts";
+import type { TurnContext } from "./turn-context.ts";
 
 /** The summary hop: what other specialists will see of this turn. A failure is recorded, never retried here. */
 export async function summarizeTurn(ctx: TurnContext, turnId: string, label: string): Promise<void> {
