@@ -21,9 +21,28 @@ export interface EdgeProcess {
 
 const DEFAULT_EDGE_READY_TIMEOUT_MS = 60_000;
 
+const WRANGLER = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+
+/** Applies the D1 migrations (schema/db/migrations/d1) to the local database under `persistDir`. */
+export async function applyLocalD1Migrations(persistDir: string): Promise<void> {
+  const args = [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir];
+  const child = spawn(process.execPath, [...args, "--config", join(REPO_ROOT, "wrangler.toml")], {
+    cwd: REPO_ROOT,
+    env: WRANGLER_ENV,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  if (code !== 0) throw new Error(`wrangler d1 migrations apply failed (${code}):\n${output}`);
+}
+
 /** Runs the edge Worker in workerd through `wrangler dev` (local Durable Objects and D1), as `npm start` does. */
 export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
-  const wrangler = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+  await applyLocalD1Migrations(settings.persistDir);
+  const wrangler = WRANGLER;
   const args = [
     wrangler,
     "dev",
@@ -47,7 +66,7 @@ export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
   ];
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+    env: WRANGLER_ENV,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

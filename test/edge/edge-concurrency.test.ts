@@ -103,3 +103,25 @@ describe("one conversation, many requests", () => {
     expect((await mesh.api(`/v1/conversations/${id}/items`)).status).toBe(404);
   });
 });
+
+describe("the tenant's conversation list", () => {
+  it("lists conversations newest first, pages with `after`, and drops deleted ones", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(await createConversation());
+      await new Promise((r) => setTimeout(r, 1100)); // created_at has second resolution
+    }
+    type Page = { data: Array<{ id: string; object: string }>; has_more: boolean; last_id: string | null };
+    const page = (query: string) =>
+      mesh.api(`/v1/conversations?${query}`).then((r) => r.json() as Promise<Page>);
+    const first = await page("limit=2");
+    expect(first.data.map((c) => c.id)).toEqual([ids[2], ids[1]]);
+    expect(first.data[0]?.object).toBe("conversation");
+    expect(first.has_more).toBe(true);
+    const second = await page(`limit=2&after=${first.last_id}`);
+    expect(second.data[0]?.id).toBe(ids[0]);
+    await mesh.api(`/v1/conversations/${ids[1]}`, { method: "DELETE" });
+    expect((await page("limit=100")).data.map((c) => c.id)).not.toContain(ids[1]);
+    expect((await mesh.api("/v1/conversations?after=conv_unknown")).status).toBe(404);
+  });
+});

@@ -1,9 +1,11 @@
+import type { ConversationIndex } from "../conversation/conversation-index.ts";
 import type { ConversationDirectory } from "../conversation/conversation-rpc.ts";
 import type { FleetHealth } from "../fleet/fleet-health.ts";
 
 /** Everything the HTTP layer needs, injected per request by the runtime adapter (Cloudflare in production). */
 export interface AppDeps {
   conversations: ConversationDirectory;
+  conversationIndex: ConversationIndex;
   readFleetHealth(): Promise<FleetHealth>;
   /** Tenant of a bearer key, or undefined for an unknown key. */
   authenticate(apiKey: string): Promise<{ tenantId: string } | undefined>;

@@ -5,6 +5,7 @@
 export interface Env {
   CONVERSATIONS: DurableObjectNamespace;
   FLEET: DurableObjectNamespace;
+  DB: D1Database;
   /** Comma-separated NATS WebSocket URLs. */
   MOL_NATS_WS_URL: string;
   MOL_SUBJECT_PREFIX?: string;

@@ -2,6 +2,7 @@ import { createApp } from "../app/create-app.ts";
 import type { AppDeps } from "../app/app-deps.ts";
 import { timingSafeEqualText } from "../lib/timing-safe-equal-text.ts";
 import { createConversationHandle } from "./conversation-handle.ts";
+import { createD1ConversationIndex } from "./d1-conversation-index.ts";
 import type { Env } from "./env.ts";
 
 import type { ConversationObject } from "./conversation-object.ts";
@@ -23,6 +24,7 @@ function resolveDeps(env: unknown): AppDeps {
           `${tenantId}:${conversationId}`,
         ) as DurableObjectStub<ConversationObject>,
       ),
+    conversationIndex: createD1ConversationIndex(bindings.DB),
     readFleetHealth: () => (bindings.FLEET.getByName("fleet") as DurableObjectStub<FleetObject>).health(),
     authenticate: async (apiKey) =>
       bindings.MOL_DEV_API_KEY && timingSafeEqualText(apiKey, bindings.MOL_DEV_API_KEY)

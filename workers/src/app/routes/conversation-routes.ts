@@ -21,7 +21,17 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     const meta = await deps
       .conversations(tenantId, id)
       .create({ id, tenantId, createdAt: Math.floor(deps.now() / 1000), metadata: body.metadata ?? {} });
+    // Index after the object exists: a listed conversation must never 404.
+    await deps.conversationIndex.add(meta);
     return c.json(formatConversation(meta));
+  });
+
+  app.get("/v1/conversations", async (c) => {
+    const query = listItemsQuerySchema.safeParse(c.req.query());
+    if (!query.success) throw createValidationError(query.error.issues);
+    const page = await c.var.deps.conversationIndex.list(c.var.tenantId, query.data);
+    if ("error" in page) throw createNotFoundError("conversation", query.data.after ?? "", "after");
+    return c.json(formatItemList(page.data.map(formatConversation), { hasMore: page.hasMore }));
   });
 
   app.get("/v1/conversations/:id", async (c) => {
@@ -51,6 +61,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
 
   app.delete("/v1/conversations/:id", async (c) => {
     const { handle, id } = await requireConversation(c);
+    await c.var.deps.conversationIndex.remove(c.var.tenantId, id);
     await handle.remove();
     return c.json({ id, object: "conversation.deleted", deleted: true });
   });
