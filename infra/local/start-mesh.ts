@@ -17,6 +17,8 @@ const nodeCount = Number(env.MOL_GPU_NODES ?? 1);
 const edgePort = Number(env.MOL_EDGE_PORT ?? 8787);
 const edgeInspectorPort = Number(env.MOL_EDGE_INSPECTOR_PORT ?? 9230);
 const devApiKey = env.MOL_DEV_API_KEY ?? "sk-molmesh-dev-local";
+/** NATS JetStream store and the edge's local Durable Object / D1 state. */
+const stateDir = env.MOL_STATE_DIR ?? join(REPO_ROOT, ".cache");
 const NODE_READY_TIMEOUT_MS = 120_000;
 const say = (line: string) => process.stdout.write(`[molmesh] ${line}\n`);
 
@@ -39,7 +41,7 @@ if (models.generated) {
   );
 }
 
-const storeDir = join(REPO_ROOT, ".cache", "nats");
+const storeDir = join(stateDir, "nats");
 await mkdir(storeDir, { recursive: true });
 const nats = await spawnNatsServer({
   configPath: LOCAL_NATS_CONFIG,
@@ -113,7 +115,7 @@ try {
     inspectorPort: edgeInspectorPort,
     natsWsUrl: `ws://127.0.0.1:${natsWsPort}`,
     devApiKey,
-    persistDir: join(REPO_ROOT, ".cache", "edge"),
+    persistDir: join(stateDir, "edge"),
   });
   await waitForHealthy(`${edge.url}/healthz`);
 } catch (error) {
