@@ -12,6 +12,8 @@ export interface EdgeSettings {
   persistDir: string;
   readyTimeoutMs?: number;
   onLog?: (line: string) => void;
+  /** Extra Worker vars (e.g. MOL_HOP_STALL_TIMEOUT_MS). */
+  vars?: Record<string, string>;
 }
 
 export interface EdgeProcess {
@@ -63,6 +65,7 @@ export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
     `MOL_NATS_WS_URL:${settings.natsWsUrl}`,
     "--var",
     `MOL_DEV_API_KEY:${settings.devApiKey}`,
+    ...Object.entries(settings.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: REPO_ROOT,

@@ -17,11 +17,20 @@ export const edgeHopTimingsSchema = z.object({
 });
 export type EdgeHopTimings = z.infer<typeof edgeHopTimingsSchema>;
 
+/** Where the edge sent a hop and why, with the nodes that failed it first (failover). */
+export const placementSchema = z.object({
+  reason: z.enum(["warm", "spill", "least-loaded", "queue-group"]),
+  spilledFrom: z.string().optional(),
+  attempts: z.array(z.object({ nodeId: z.string().optional(), code: wireErrorCodeSchema })),
+});
+export type Placement = z.infer<typeof placementSchema>;
+
 const hopFactsSchema = z.object({
   nodeId: z.string(),
   usage: usageSchema,
   nodeTimings: timingsSchema,
   edgeTimings: edgeHopTimingsSchema,
+  placement: placementSchema.optional(),
 });
 export type HopFacts = z.infer<typeof hopFactsSchema>;
 

@@ -27,6 +27,7 @@ export function makeTurn(overrides: Partial<TurnRecord> = {}): TurnRecord {
       revision: "rev1",
       source: "router",
       nodes: { route: "n1", answer: "n1" },
+      placement: {},
       timings: { routeMs: 5, answerFirstTokenMs: 9, answerTotalMs: 40 },
       usage: { route: usage(100, 90, 1), answer: usage(200, 150, 5), summary: usage(300, 250, 30) },
       summary: { status: "pending" },

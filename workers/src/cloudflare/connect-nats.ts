@@ -1,4 +1,4 @@
-import { wsconnect, type NatsConnection } from "@nats-io/nats-core";
+import { credsAuthenticator, wsconnect, type NatsConnection } from "@nats-io/nats-core";
 import { NoRespondersError } from "../../../schema/wire/v1/index.ts";
 
 /** A Durable Object drops its NATS connection after this long without a turn, so it can be evicted. */
@@ -14,7 +14,13 @@ export interface NatsConnector {
  * NATS from workerd goes through the server's WebSocket listener (`wsconnect`): the TCP transport cannot run in
  * Workers. An outbound WebSocket pins the object in memory, hence the idle close.
  */
-export function createNatsConnector(options: { url: string; name: string; idleMs?: number }): NatsConnector {
+export function createNatsConnector(options: {
+  url: string;
+  name: string;
+  idleMs?: number;
+  /** Contents of the edge's `.creds` file (production NATS refuses anonymous clients). */
+  creds?: string;
+}): NatsConnector {
   let connection: Promise<NatsConnection> | undefined;
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
   const idleMs = options.idleMs ?? DEFAULT_NATS_IDLE_MS;
@@ -38,6 +44,9 @@ export function createNatsConnector(options: { url: string; name: string; idleMs
         name: options.name,
         maxReconnectAttempts: -1,
         reconnectTimeWait: 500,
+        ...(options.creds
+          ? { authenticator: credsAuthenticator(new TextEncoder().encode(options.creds)) }
+          : {}),
       });
       try {
         return await connection;
@@ -51,6 +60,9 @@ export function createNatsConnector(options: { url: string; name: string; idleMs
 }
 
 /** The connector for a Durable Object, from the Worker's vars. */
-export function connectNatsFromEnv(env: { MOL_NATS_WS_URL: string }, name: string): NatsConnector {
-  return createNatsConnector({ url: env.MOL_NATS_WS_URL, name });
+export function connectNatsFromEnv(
+  env: { MOL_NATS_WS_URL: string; MOL_NATS_CREDS?: string },
+  name: string,
+): NatsConnector {
+  return createNatsConnector({ url: env.MOL_NATS_WS_URL, name, creds: env.MOL_NATS_CREDS });
 }

@@ -2,6 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
 import { hashHarness } from "../../../schema/harness/hash-harness.ts";
 import { createNatsHopClient, type HopClient } from "../gpu/hop-client.ts";
+import type { HopPlacement } from "../conversation/place-hop.ts";
+import type { HopTimeouts } from "../conversation/turn-context.ts";
+import { DEFAULT_FLEET_STALE_MS, createFleetPlacement } from "../fleet/create-fleet-placement.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { TurnQueue } from "../lib/turn-queue.ts";
 import { buildTurnRecord } from "../conversation/build-turn-record.ts";
@@ -35,6 +38,8 @@ export class ConversationObject
   readonly #queue = new TurnQueue();
   readonly #nats: NatsConnector;
   readonly #hops: HopClient;
+  readonly #placement: HopPlacement;
+  readonly #hopTimeouts: HopTimeouts;
   readonly #harnessHash: Promise<string>;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -42,6 +47,17 @@ export class ConversationObject
     this.#store = new DrizzleConversationStore(ctx.storage, () => Date.now());
     this.#nats = connectNatsFromEnv(env, `molmesh-edge-conversation-${ctx.id.toString().slice(0, 12)}`);
     this.#hops = createNatsHopClient(() => this.#nats.get(), env.MOL_SUBJECT_PREFIX);
+    this.#placement = createFleetPlacement({
+      connection: () => this.#nats.get(),
+      staleAfterMs: readMs(env.MOL_FLEET_STALE_MS, DEFAULT_FLEET_STALE_MS),
+      subjectPrefix: env.MOL_SUBJECT_PREFIX,
+      now: Date.now,
+    });
+    this.#hopTimeouts = {
+      firstPartMs: readMs(env.MOL_HOP_FIRST_PART_TIMEOUT_MS, DEFAULT_HOP_FIRST_PART_TIMEOUT_MS),
+      stallMs: readMs(env.MOL_HOP_STALL_TIMEOUT_MS, DEFAULT_HOP_STALL_TIMEOUT_MS),
+      replyMs: readMs(env.MOL_HOP_REPLY_TIMEOUT_MS, DEFAULT_HOP_REPLY_TIMEOUT_MS),
+    };
     this.#harnessHash = hashHarness(DEFAULT_HARNESS);
   }
 
@@ -122,14 +138,7 @@ export class ConversationObject
     const harnessHash = await this.#harnessHash;
     void this.#queue.run(async () => {
       const timeline = new ConversationTimeline(this.#store, DEFAULT_HARNESS, harnessHash);
-      const ctx = {
-        conversationId: meta.id,
-        timeline,
-        hops: this.#hops,
-        harness: DEFAULT_HARNESS,
-        harnessHash,
-        now: Date.now,
-      };
+      const ctx = { ...this.#hopContext(harnessHash), conversationId: meta.id, timeline };
       try {
         const outcome = await runTurn(ctx, { turnId, ...request }, push, signal);
         close();
@@ -147,17 +156,35 @@ export class ConversationObject
     return { ok: true, stream };
   }
 
+  #hopContext(harnessHash: string) {
+    return {
+      hops: this.#hops,
+      placement: this.#placement,
+      hopTimeouts: this.#hopTimeouts,
+      harness: DEFAULT_HARNESS,
+      harnessHash,
+      now: Date.now,
+    };
+  }
+
   async #startStatelessTurn(request: StatelessTurnRequest): Promise<StartTurnResult> {
     const { stream, push, close, signal } = createPartStream<TurnStreamPart>();
     const harnessHash = await this.#harnessHash;
-    void runStatelessTurn(
-      { hops: this.#hops, harness: DEFAULT_HARNESS, harnessHash, now: Date.now },
-      request,
-      push,
-      signal,
-    ).finally(close);
+    void runStatelessTurn(this.#hopContext(harnessHash), request, push, signal).finally(close);
     return { ok: true, stream };
   }
+}
+
+/** A node that has not sent its `start` part by then is taken as hung; the hop goes to another node. */
+const DEFAULT_HOP_FIRST_PART_TIMEOUT_MS = 3_000;
+/** Per-attempt deadline of the one-message hops (route, summary) before they fail over. */
+const DEFAULT_HOP_REPLY_TIMEOUT_MS = 10_000;
+/** Silence between answer parts after which the node is taken as lost and the turn fails cleanly. */
+const DEFAULT_HOP_STALL_TIMEOUT_MS = 15_000;
+
+function readMs(value: string | undefined, fallback: number): number {
+  const parsed = Number(value);
+  return value !== undefined && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
 }
 
 function refuse(status: 404 | 409 | 422, code: string, message: string): StartTurnResult {

@@ -9,6 +9,13 @@ export interface Env {
   /** Comma-separated NATS WebSocket URLs. */
   MOL_NATS_WS_URL: string;
   MOL_SUBJECT_PREFIX?: string;
+  /** The edge's NATS `.creds` file contents (a secret); unset for the local mesh's anonymous nats-server. */
+  MOL_NATS_CREDS?: string;
+  /** Placement and failover tuning (ms); defaults in conversation-object.ts and create-fleet-placement.ts. */
+  MOL_FLEET_STALE_MS?: string;
+  MOL_HOP_FIRST_PART_TIMEOUT_MS?: string;
+  MOL_HOP_STALL_TIMEOUT_MS?: string;
+  MOL_HOP_REPLY_TIMEOUT_MS?: string;
   /** The one accepted API key until tenancy lands (a secret in production). */
   MOL_DEV_API_KEY?: string;
 }

@@ -55,6 +55,11 @@ function buildMol(
       answerNodeMs: answer?.hop.nodeTimings.totalMs,
       summaryNodeMs: summary?.hop.nodeTimings.totalMs,
     },
+    placement: {
+      route: route?.router?.placement,
+      answer: answer?.hop.placement,
+      summary: summary?.hop.placement,
+    },
     usage: { route: route?.router?.usage, answer: answer?.hop.usage, summary: summary?.hop.usage },
     summary: summary
       ? { status: "ready", text: summary.text }

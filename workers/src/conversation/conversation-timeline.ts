@@ -66,6 +66,26 @@ export class ConversationTimeline {
     return last?.type === "answer" ? last.adapter : undefined;
   }
 
+  /**
+   * The node that last served `adapter` in this conversation, read from the timeline: after an edge restart the
+   * placement still knows where the KV is warm, so a restart loses nothing but this object's memory.
+   */
+  lastNodeFor(adapter: string): string | undefined {
+    const recent = this.#store.listEvents({
+      types: ["answer", "summary", "route_decision"],
+      order: "desc",
+      limit: 12,
+    });
+    for (const event of recent) {
+      if (event.type === "route_decision" && event.router && adapter === this.#harness.router.adapter) {
+        return event.router.nodeId;
+      }
+      if ((event.type === "answer" || event.type === "summary") && event.adapter === adapter)
+        return event.hop.nodeId;
+    }
+    return undefined;
+  }
+
   #catchUp(): void {
     let changed = false;
     for (;;) {

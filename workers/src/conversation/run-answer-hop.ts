@@ -2,9 +2,13 @@ import type { TimelineEventOf } from "../../../schema/db/timeline-event.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import { ProtocolError, WIRE_VERSION, type Sampling, type StartPart } from "../../../schema/wire/v1/index.ts";
 import type { HopClient } from "../gpu/hop-client.ts";
+import { placeHop, type HopPlacement } from "./place-hop.ts";
+import type { HopTimeouts } from "./turn-context.ts";
 
 export interface AnswerQuestion {
   hops: HopClient;
+  placement: HopPlacement;
+  hopTimeouts: HopTimeouts;
   harness: HarnessDocument;
   now: () => number;
   conversationId: string;
@@ -13,53 +17,78 @@ export interface AnswerQuestion {
   /** The specialist's prompt (its view plus the assistant cue). */
   prompt: string;
   sampling?: Partial<Sampling>;
+  /** The node that last ran this specialist for the conversation (its KV is warm there). */
+  lastNodeId?: string;
   signal: AbortSignal;
   onDelta: (delta: string) => void;
 }
 
-/** Streams the answer hop, forwarding each delta; resolves with the answer event, or throws a typed error. */
+/**
+ * Streams the answer hop, forwarding each delta. Before any text reached the client, a node that is gone, full,
+ * hung or broken is replaced by another (same turn id). Once text has streamed, a lost node fails the turn
+ * cleanly instead: a second node would write a different answer, and the client has already shown the first.
+ */
 export async function runAnswerHop(q: AnswerQuestion): Promise<TimelineEventOf<"answer">> {
   const specialist = q.harness.specialists[q.label];
   if (!specialist) throw new Error(`the harness has no specialist "${q.label}"`);
   const started = q.now();
-  let firstTokenAt: number | undefined;
-  let start: StartPart | undefined;
-  const parts = q.hops.answer(
+  let streamed = 0;
+  const { value, placement } = await placeHop(
     {
-      version: WIRE_VERSION,
-      type: "answer",
-      requestId: `${q.turnId}.answer`,
-      conversationId: q.conversationId,
-      turnId: q.turnId,
+      placement: q.placement,
+      hop: "answer",
       adapter: specialist.adapter,
-      view: q.prompt,
-      sampling: { ...specialist.sampling, ...q.sampling },
-      timeoutMs: specialist.answerTimeoutMs,
+      conversationId: q.conversationId,
+      lastNodeId: q.lastNodeId,
+      canRetry: () => streamed === 0 && !q.signal.aborted,
     },
-    { signal: q.signal },
-  );
-  for await (const part of parts) {
-    if (part.type === "start") start = part;
-    else if (part.type === "text-delta") {
-      firstTokenAt ??= q.now();
-      q.onDelta(part.delta);
-    } else {
-      const ended = q.now();
-      return {
-        type: "answer",
-        turnId: q.turnId,
-        adapter: specialist.adapter,
-        revision: start?.revision ?? "unknown",
-        text: part.text,
-        finishReason: part.finishReason,
-        hop: {
-          nodeId: start?.nodeId ?? "unknown",
-          usage: part.usage,
-          nodeTimings: part.timings,
-          edgeTimings: { totalMs: ended - started, firstTokenMs: (firstTokenAt ?? ended) - started },
+    async (subject, attempt) => {
+      let firstTokenAt: number | undefined;
+      let start: StartPart | undefined;
+      const parts = q.hops.answer(
+        {
+          version: WIRE_VERSION,
+          type: "answer",
+          requestId: `${q.turnId}.answer.${attempt}`,
+          conversationId: q.conversationId,
+          turnId: q.turnId,
+          adapter: specialist.adapter,
+          view: q.prompt,
+          sampling: { ...specialist.sampling, ...q.sampling },
+          timeoutMs: specialist.answerTimeoutMs,
         },
-      };
-    }
-  }
-  throw new ProtocolError("answer stream ended without a finish part");
+        {
+          subject,
+          signal: q.signal,
+          firstPartTimeoutMs: q.hopTimeouts.firstPartMs,
+          stallTimeoutMs: q.hopTimeouts.stallMs,
+        },
+      );
+      for await (const part of parts) {
+        if (part.type === "start") start = part;
+        else if (part.type === "text-delta") {
+          firstTokenAt ??= q.now();
+          streamed += part.delta.length;
+          q.onDelta(part.delta);
+        } else return { part, start, firstTokenAt };
+      }
+      throw new ProtocolError("answer stream ended without a finish part");
+    },
+  );
+  const ended = q.now();
+  return {
+    type: "answer",
+    turnId: q.turnId,
+    adapter: specialist.adapter,
+    revision: value.start?.revision ?? "unknown",
+    text: value.part.text,
+    finishReason: value.part.finishReason,
+    hop: {
+      nodeId: value.start?.nodeId ?? "unknown",
+      usage: value.part.usage,
+      nodeTimings: value.part.timings,
+      edgeTimings: { totalMs: ended - started, firstTokenMs: (value.firstTokenAt ?? ended) - started },
+      placement,
+    },
+  };
 }

@@ -2,6 +2,8 @@ import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/time
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
 import type { HopClient } from "../gpu/hop-client.ts";
+import type { HopPlacement } from "./place-hop.ts";
+import type { HopTimeouts } from "./turn-context.ts";
 import { renderChatMessagesPrompt } from "../views/render-chat-messages-prompt.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { StatelessTurnRequest } from "./conversation-rpc.ts";
@@ -11,6 +13,8 @@ import type { TurnStreamPart } from "./turn-record.ts";
 
 export interface StatelessTurnContext {
   hops: HopClient;
+  placement: HopPlacement;
+  hopTimeouts: HopTimeouts;
   harness: HarnessDocument;
   harnessHash: string;
   now: () => number;

@@ -36,6 +36,7 @@ export async function runTurn(
     prompt: renderRoutePrompt(timeline.views, harness),
     ...forced,
     previousLabel: timeline.lastAnsweredLabel(),
+    lastNodeId: timeline.lastNodeFor(harness.router.adapter),
   });
   timeline.append(decision);
   emit({ type: "turn-start", turn: record() });
@@ -48,6 +49,7 @@ export async function runTurn(
       label: decision.label,
       prompt: renderAnswerPrompt(timeline.views, decision.label, harness),
       sampling: input.sampling,
+      lastNodeId: timeline.lastNodeFor(harness.specialists[decision.label]?.adapter ?? decision.label),
       signal: clientSignal,
       onDelta: (delta) => {
         streamed += delta.length;

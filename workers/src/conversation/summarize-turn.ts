@@ -1,5 +1,6 @@
 import { WIRE_VERSION, toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
 import { renderSummaryPrompt } from "../views/render-prompts.ts";
+import { placeHop } from "./place-hop.ts";
 import type { TurnContext } from "./turn-context.ts";
 
 /** The summary hop: what other specialists will see of this turn. A failure is recorded, never retried here. */
@@ -9,17 +10,32 @@ export async function summarizeTurn(ctx: TurnContext, turnId: string, label: str
   if (!specialist) return;
   const started = ctx.now();
   try {
-    const result = await ctx.hops.summary({
-      version: WIRE_VERSION,
-      type: "summary",
-      requestId: `${turnId}.summary`,
-      conversationId: ctx.conversationId,
-      turnId,
-      adapter: specialist.adapter,
-      view: renderSummaryPrompt(timeline.views, label, harness),
-      maxTokens: specialist.summary.maxTokens,
-      timeoutMs: specialist.summary.timeoutMs,
-    });
+    const view = renderSummaryPrompt(timeline.views, label, harness);
+    const { value: result, placement } = await placeHop(
+      {
+        placement: ctx.placement,
+        hop: "summary",
+        adapter: specialist.adapter,
+        conversationId: ctx.conversationId,
+        lastNodeId: timeline.lastNodeFor(specialist.adapter),
+        canRetry: () => true,
+      },
+      (subject, attempt) =>
+        ctx.hops.summary(
+          {
+            version: WIRE_VERSION,
+            type: "summary",
+            requestId: `${turnId}.summary.${attempt}`,
+            conversationId: ctx.conversationId,
+            turnId,
+            adapter: specialist.adapter,
+            view,
+            maxTokens: specialist.summary.maxTokens,
+            timeoutMs: Math.min(specialist.summary.timeoutMs, ctx.hopTimeouts.replyMs),
+          },
+          { subject },
+        ),
+    );
     timeline.append({
       type: "summary",
       turnId,
@@ -30,6 +46,7 @@ export async function summarizeTurn(ctx: TurnContext, turnId: string, label: str
         usage: result.usage,
         nodeTimings: result.timings,
         edgeTimings: { totalMs: ctx.now() - started },
+        placement,
       },
     });
   } catch (error) {

@@ -2,6 +2,7 @@ import type { HarnessDocument } from "../../../schema/harness/harness-document.t
 import type { Sampling } from "../../../schema/wire/v1/index.ts";
 import type { HopClient } from "../gpu/hop-client.ts";
 import type { ConversationTimeline } from "./conversation-timeline.ts";
+import type { HopPlacement } from "./place-hop.ts";
 
 export interface TurnInput {
   turnId: string;
@@ -16,6 +17,9 @@ export interface TurnContext {
   conversationId: string;
   timeline: ConversationTimeline;
   hops: HopClient;
+  placement: HopPlacement;
+  /** Answer-hop liveness limits (first part, silence between parts), in ms. */
+  hopTimeouts: HopTimeouts;
   harness: HarnessDocument;
   harnessHash: string;
   /** Unix ms. */
@@ -25,4 +29,14 @@ export interface TurnContext {
 export interface TurnOutcome {
   /** Runs the summary hop (off the client's critical path); resolves once its event is in the timeline. */
   summarize(): Promise<void>;
+}
+
+export interface HopTimeouts {
+  firstPartMs: number;
+  stallMs: number;
+  /**
+   * Route and summary hops answer in one message: a node that dies or hangs meanwhile is only noticed by this
+   * per-attempt deadline (capped by the harness' own), after which the hop goes to another node.
+   */
+  replyMs: number;
 }

@@ -1,3 +1,4 @@
+import type { Placement } from "../../../schema/db/timeline-event.ts";
 import type { Usage, WireErrorCode } from "../../../schema/wire/v1/index.ts";
 
 /** The MoL facts of one turn: the extra `mol` object on responses and assistant items. */
@@ -22,6 +23,8 @@ export interface TurnMol {
     answerNodeMs?: number;
     summaryNodeMs?: number;
   };
+  /** Per hop: where the edge sent it and why (warm, spill, least-loaded, queue-group), with failed attempts. */
+  placement: { route?: Placement; answer?: Placement; summary?: Placement };
   /** Per hop, as the GPU node measured it. */
   usage: { route?: Usage; answer?: Usage; summary?: Usage };
   summary: { status: "pending" | "ready" | "failed" | "none"; text?: string };

@@ -1,4 +1,4 @@
-import type { Msg, NatsConnection } from "@nats-io/nats-core";
+import type { Msg, NatsConnection, QueuedIterator } from "@nats-io/nats-core";
 import {
   CancelledError,
   DeadlineExceededError,
@@ -47,10 +47,11 @@ export async function* streamAnswer(
   });
   aborted.catch(() => undefined);
 
+  let replies: AsyncIterable<Msg> | undefined;
   let iterator: AsyncIterator<Msg> | undefined;
   let ended = false;
   try {
-    const replies = await nc
+    replies = await nc
       .requestMany(subject, encodeWireMessage(request), {
         strategy: "sentinel",
         // requestMany's maxWait silently ends the iterator: it must cover the whole generation.
@@ -61,9 +62,12 @@ export async function* streamAnswer(
       });
     iterator = replies[Symbol.asyncIterator]();
     for (let expectedSeq = 0; ; expectedSeq++) {
-      const next = await Promise.race([iterator.next(), aborted]).catch((error: unknown) => {
-        throw mapNatsError(error, subject);
-      });
+      const silenceMs = expectedSeq === 0 ? options.firstPartTimeoutMs : options.stallTimeoutMs;
+      const next = await raceSilence(Promise.race([iterator.next(), aborted]), silenceMs, subject).catch(
+        (error: unknown) => {
+          throw mapNatsError(error, subject);
+        },
+      );
       if (next.done) {
         throw new DeadlineExceededError(
           `answer stream on ${subject} gave no finish within ${request.timeoutMs} ms`,
@@ -87,6 +91,28 @@ export async function* streamAnswer(
     // Whatever stopped us early (a consumer that broke off, a gap, our own deadline), the node must stop too.
     if (!ended && !signal?.aborted)
       publishCancel(nc, request.requestId, "requester stopped reading", options.subjectPrefix);
-    await iterator?.return?.();
+    // Not `await iterator.return()`: the iterator is an async generator parked on a `next()` that may never
+    // settle (a dead node sends nothing more), and return() would queue behind it forever. stop() ends it.
+    (replies as Partial<QueuedIterator<Msg>> | undefined)?.stop?.();
+  }
+}
+
+/** Rejects when `work` takes longer than `silenceMs` (no limit when undefined): a node that went quiet. */
+async function raceSilence<T>(work: Promise<T>, silenceMs: number | undefined, subject: string): Promise<T> {
+  if (silenceMs === undefined) return work;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new DeadlineExceededError(`no part on ${subject} for ${silenceMs} ms: the node is hung or gone`),
+        ),
+      silenceMs,
+    );
+  });
+  try {
+    return await Promise.race([work, silence]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
   }
 }

@@ -1,0 +1,13 @@
+import { z } from "zod";
+import { molSchema } from "./mol-schema.ts";
+
+/** A conversation item: a user message, or an assistant message with its `mol` facts. */
+export const itemSchema = z.looseObject({
+  id: z.string(),
+  type: z.string(),
+  role: z.string().optional(),
+  status: z.string().optional(),
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })).optional(),
+  mol: molSchema.optional(),
+});
+export type Item = z.infer<typeof itemSchema>;

@@ -1,0 +1,153 @@
+import { parseArgs } from "node:util";
+import { UsageError } from "./usage-error.ts";
+
+export const COMMAND_NAMES = ["chat", "conversations", "items"] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
+export type ListOrder = "asc" | "desc";
+
+export interface ListQuery {
+  limit?: number;
+  after?: string;
+  order?: ListOrder;
+}
+
+export type CliCommand =
+  | { name: "help"; topic?: CommandName }
+  | { name: "chat"; conversation?: string; model?: string; json: boolean }
+  | ({ name: "conversations"; json: boolean } & ListQuery)
+  | ({ name: "items"; conversationId: string; json: boolean } & ListQuery);
+
+export interface CliArgs {
+  command: CliCommand;
+  /** Flags only; the environment and defaults are applied by resolveConnection. */
+  connection: { baseUrl?: string; apiKey?: string };
+}
+
+const OPTIONS = {
+  "base-url": { type: "string" },
+  "api-key": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  json: { type: "boolean" },
+  conversation: { type: "string", short: "c" },
+  model: { type: "string", short: "m" },
+  limit: { type: "string", short: "n" },
+  after: { type: "string" },
+  order: { type: "string" },
+} as const;
+type OptionName = keyof typeof OPTIONS;
+
+const GLOBAL_OPTIONS: readonly OptionName[] = ["base-url", "api-key", "help"];
+const COMMAND_OPTIONS: Record<CommandName, readonly OptionName[]> = {
+  chat: ["conversation", "model", "json"],
+  conversations: ["limit", "after", "order", "json"],
+  items: ["limit", "after", "order", "json"],
+};
+/** The server's page bounds (1–100), checked here so a typo costs no request. */
+const MAX_LIMIT = 100;
+
+function isCommandName(value: string | undefined): value is CommandName {
+  return COMMAND_NAMES.some((name) => name === value);
+}
+
+function readLimit(raw: string | undefined, command: CommandName): number | undefined {
+  if (raw === undefined) return undefined;
+  const limit = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_LIMIT)) {
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${raw}'`, command);
+  }
+  return limit;
+}
+
+function readOrder(raw: string | undefined, command: CommandName): ListOrder | undefined {
+  if (raw === undefined || raw === "asc" || raw === "desc") return raw;
+  throw new UsageError(`--order must be asc or desc, got '${raw}'`, command);
+}
+
+function readModel(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === "mol" || /^mol:\S+$/.test(raw)) return raw;
+  throw new UsageError(`--model must be mol or mol:<label>, got '${raw}'`, "chat");
+}
+
+/** Node's messages end with advice about `--` that does not apply here; the first sentence is the point. */
+function shortenParseError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\. To specify a positional argument[\s\S]*$/, "");
+}
+
+/** argv after the script name → a command; every mistake is a UsageError naming the command it concerns. */
+export function parseCliArgs(argv: readonly string[]): CliArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+  } catch (error) {
+    throw new UsageError(shortenParseError(error));
+  }
+  const { values, positionals, tokens } = parsed;
+  const connection = { baseUrl: values["base-url"], apiKey: values["api-key"] };
+  const [first, ...rest] = positionals;
+
+  if (first === "help") {
+    const topic = rest[0];
+    if (topic !== undefined && !isCommandName(topic)) throw new UsageError(`unknown command '${topic}'`);
+    return { command: topic === undefined ? { name: "help" } : { name: "help", topic }, connection };
+  }
+  if (first === undefined) {
+    if (values.help === true) return { command: { name: "help" }, connection };
+    throw new UsageError("missing command");
+  }
+  if (!isCommandName(first)) throw new UsageError(`unknown command '${first}'`);
+  if (values.help === true) return { command: { name: "help", topic: first }, connection };
+
+  const allowed = [...GLOBAL_OPTIONS, ...COMMAND_OPTIONS[first]];
+  for (const token of tokens) {
+    if (token.kind === "option" && !allowed.some((name) => name === token.name)) {
+      throw new UsageError(`${first} does not take --${token.name}`, first);
+    }
+  }
+  const json = values.json === true;
+
+  switch (first) {
+    case "chat": {
+      if (rest.length > 0) throw new UsageError(`chat takes no arguments, got '${rest.join(" ")}'`, first);
+      return {
+        command: { name: "chat", conversation: values.conversation, model: readModel(values.model), json },
+        connection,
+      };
+    }
+    case "conversations": {
+      if (rest.length > 0) {
+        throw new UsageError(`conversations takes no arguments, got '${rest.join(" ")}'`, first);
+      }
+      return { command: { name: "conversations", json, ...readListQuery(values, first) }, connection };
+    }
+    case "items": {
+      const [conversationId, ...extra] = rest;
+      if (conversationId === undefined) throw new UsageError("items needs a conversation id", first);
+      if (extra.length > 0)
+        throw new UsageError(`items takes one conversation id, got '${rest.join(" ")}'`, first);
+      return {
+        command: { name: "items", conversationId, json, ...readListQuery(values, first) },
+        connection,
+      };
+    }
+  }
+}
+
+function readListQuery(
+  values: { limit?: string; after?: string; order?: string },
+  command: CommandName,
+): ListQuery {
+  const query: ListQuery = {};
+  const limit = readLimit(values.limit, command);
+  const order = readOrder(values.order, command);
+  if (limit !== undefined) query.limit = limit;
+  if (values.after !== undefined) query.after = values.after;
+  if (order !== undefined) query.order = order;
+  return query;
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { formatStatusLine } from "../../infra/cli/format-status-line.ts";
+import { molSchema } from "../../infra/cli/mol-schema.ts";
+import { responseSchema } from "../../infra/cli/response-schema.ts";
+import { formatResponseObject } from "../../workers/src/api/format/format-response-object.ts";
+import { makeTurn } from "../api/turn-fixtures.ts";
+
+const usage = (promptTokens: number, cachedPromptTokens: number) => ({
+  promptTokens,
+  cachedPromptTokens,
+  evaluatedPromptTokens: promptTokens - cachedPromptTokens,
+  completionTokens: 3,
+});
+
+/** The edge's own Response for a turn, read back through the CLI's schema. */
+function readResponse(turn = makeTurn()) {
+  return responseSchema.parse(JSON.parse(JSON.stringify(formatResponseObject(turn))));
+}
+
+describe("formatStatusLine", () => {
+  it("reads the edge's mol object as it is, every field kept", () => {
+    const mol = makeTurn().mol;
+    expect(molSchema.parse(mol)).toEqual(mol);
+  });
+
+  it("rounds the cached shares of the answer hop and of the turn (route + answer)", () => {
+    const turn = makeTurn();
+    turn.mol = { ...turn.mol, usage: { route: usage(1, 0), answer: usage(3, 2) } };
+
+    expect(formatStatusLine(readResponse(turn))).toBe(
+      "── coding · router · rev rev1 · route 5ms · first token 9ms · answer 40ms · answer 2/3 cached (67%) · turn 2/4 cached (50%)",
+    );
+  });
+
+  it("shows n/a for an empty prompt, a shortened revision, and why an answer is incomplete", () => {
+    const turn = makeTurn({ finishReason: "length" });
+    turn.mol = {
+      ...turn.mol,
+      revision: "sha256-0123456789abcdef",
+      timings: { routeMs: 1.4 },
+      usage: { answer: usage(0, 0) },
+    };
+
+    expect(formatStatusLine(readResponse(turn))).toBe(
+      "── coding · router · rev sha256-01234 · route 1ms · answer 0/0 cached (n/a) · turn 0/0 cached (n/a) · incomplete (max_output_tokens)",
+    );
+  });
+
+  it("still prints a line for a server that sends no mol object", () => {
+    expect(formatStatusLine({ id: "resp_1", status: "completed", usage: null })).toBe("── no mol facts");
+  });
+});

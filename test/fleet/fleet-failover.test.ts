@@ -1,0 +1,187 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnEdge, type EdgeProcess } from "../../infra/local/spawn-edge.ts";
+import { findFreePort } from "../harness/free-port.ts";
+import { spawnGpuNodeProcess, type GpuNodeProcess } from "../harness/spawn-gpu-node-process.ts";
+import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
+
+const KEY = "sk-fleet-test";
+let nats: NatsServerHandle;
+let edge: EdgeProcess;
+let persistDir: string;
+const nodes = new Map<string, GpuNodeProcess>();
+
+type Placement = { reason: string; attempts: Array<{ nodeId?: string; code: string }> };
+type Mol = {
+  nodes: { answer?: string };
+  placement: { answer?: Placement };
+  usage: { answer?: { promptTokens: number; cachedPromptTokens: number } };
+};
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  for (const id of ["n1", "n2", "n3"]) nodes.set(id, spawnGpuNodeProcess(id, nats.url));
+  await Promise.all([...nodes.values()].map((n) => n.ready));
+  persistDir = await mkdtemp(join(tmpdir(), "molmesh-fleet-"));
+  edge = await spawnEdge({
+    port: await findFreePort(),
+    inspectorPort: await findFreePort(),
+    natsWsUrl: nats.wsUrl,
+    devApiKey: KEY,
+    persistDir,
+    vars: {
+      MOL_HOP_FIRST_PART_TIMEOUT_MS: "1500",
+      MOL_HOP_STALL_TIMEOUT_MS: "2000",
+      MOL_HOP_REPLY_TIMEOUT_MS: "3000",
+      MOL_FLEET_STALE_MS: "3000",
+    },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await edge?.stop();
+  await Promise.all([...nodes.values()].map((n) => n.stop()));
+  await nats?.dispose();
+  await rm(persistDir, { recursive: true, force: true });
+});
+
+const post = async (path: string, body: unknown) =>
+  fetch(`${edge.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+async function conversation(): Promise<string> {
+  return ((await (await post("/v1/conversations", {})).json()) as { id: string }).id;
+}
+
+async function turn(id: string, input: string, extra: object = {}): Promise<Mol> {
+  const response = await post("/v1/responses", {
+    conversation: id,
+    input,
+    model: "mol:chat",
+    max_output_tokens: 8,
+    ...extra,
+  });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return ((await response.json()) as { mol: Mol }).mol;
+}
+
+async function items(id: string): Promise<Array<{ role: string }>> {
+  const response = await fetch(`${edge.url}/v1/conversations/${id}/items?order=asc`, {
+    headers: { authorization: `Bearer ${KEY}` },
+  });
+  return ((await response.json()) as { data: Array<{ role: string }> }).data;
+}
+
+describe("a fleet of GPU node processes", () => {
+  it("keeps a conversation on the node where its KV is warm (cached tokens show it)", async () => {
+    const id = await conversation();
+    const first = await turn(id, "first question");
+    for (let i = 0; i < 3; i++) {
+      const next = await turn(id, `follow-up ${i}`);
+      expect(next.nodes.answer).toBe(first.nodes.answer);
+      expect(next.placement.answer?.reason).toBe("warm");
+      expect(next.usage.answer?.cachedPromptTokens).toBeGreaterThan(
+        (next.usage.answer?.promptTokens ?? 0) / 2,
+      );
+    }
+  });
+
+  it("fails over when the warm node is killed before the first token: one answer, same turn", async () => {
+    const id = await conversation();
+    const first = await turn(id, "hello");
+    const victim = nodes.get(first.nodes.answer as string) as GpuNodeProcess;
+    await victim.stop();
+    const next = await turn(id, "are you there?");
+    expect(next.nodes.answer).not.toBe(victim.nodeId);
+    // Either the hop tried the dead node and failed over at once, or the fleet view had already dropped it.
+    for (const attempt of next.placement.answer?.attempts ?? []) {
+      expect(attempt).toMatchObject({ nodeId: victim.nodeId, code: "no_responders" });
+    }
+    expect((await items(id)).map((i) => i.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    nodes.delete(victim.nodeId);
+  });
+
+  it("ends the turn cleanly when its node dies mid-stream, and never stores two answers", async () => {
+    const id = await conversation();
+    const first = await turn(id, "warm up");
+    const victim = nodes.get(first.nodes.answer as string) as GpuNodeProcess;
+    const response = await post("/v1/responses", {
+      conversation: id,
+      input: "a very long story",
+      model: "mol:chat",
+      stream: true,
+      max_output_tokens: 3000,
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let sse = "";
+    while (!sse.includes("response.output_text.delta"))
+      sse += new TextDecoder().decode((await reader.read()).value);
+    await victim.stop();
+    nodes.delete(victim.nodeId);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      sse += new TextDecoder().decode(value);
+    }
+    expect(sse).toContain("event: response.failed");
+    expect(sse).not.toContain("event: response.completed");
+    // The next turn runs elsewhere; the failed turn keeps its user message and has no answer.
+    await turn(id, "again");
+    expect((await items(id)).map((i) => i.role)).toEqual(["user", "assistant", "user", "user", "assistant"]);
+  });
+
+  it("routes around a node that hangs", async () => {
+    nodes.set("n4", spawnGpuNodeProcess("n4", nats.url));
+    await (nodes.get("n4") as GpuNodeProcess).ready;
+    const id = await conversation();
+    const first = await turn(id, "before the hang");
+    const victim = nodes.get(first.nodes.answer as string) as GpuNodeProcess;
+    victim.child.kill("SIGSTOP");
+    try {
+      const next = await turn(id, "after the hang");
+      expect(next.nodes.answer).not.toBe(victim.nodeId);
+      for (const attempt of next.placement.answer?.attempts ?? []) {
+        expect(attempt).toMatchObject({ nodeId: victim.nodeId, code: "deadline_exceeded" });
+      }
+    } finally {
+      victim.child.kill("SIGCONT");
+    }
+  }, 60_000);
+
+  it("gives new conversations to a node that joins late", async () => {
+    nodes.set("late", spawnGpuNodeProcess("late", nats.url));
+    await (nodes.get("late") as GpuNodeProcess).ready;
+    await new Promise((r) => setTimeout(r, 1_000)); // a heartbeat or two
+    const served = new Set<string>();
+    for (let i = 0; i < 8; i++)
+      served.add((await turn(await conversation(), `new ${i}`)).nodes.answer as string);
+    expect(served.has("late")).toBe(true);
+  }, 60_000);
+
+  it("survives a nats-server restart: new turns work once it is back", async () => {
+    const id = await conversation();
+    await turn(id, "before the restart");
+    await nats.stop();
+    await new Promise((r) => setTimeout(r, 500));
+    await nats.start();
+    let status = 0;
+    const deadline = Date.now() + 30_000;
+    while (status !== 200 && Date.now() < deadline) {
+      const response = await post("/v1/responses", {
+        conversation: id,
+        input: "after the restart",
+        model: "mol:chat",
+        max_output_tokens: 8,
+      });
+      status = response.status;
+      await response.body?.cancel();
+      if (status !== 200) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(status).toBe(200);
+  }, 60_000);
+});

@@ -1,0 +1,35 @@
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { HopPlacement } from "../conversation/place-hop.ts";
+import { FleetView } from "./fleet-view.ts";
+import { watchFleet } from "./watch-fleet.ts";
+
+/** How long a node stays in this edge's fleet without a heartbeat (the bucket's TTL also removes it). */
+export const DEFAULT_FLEET_STALE_MS = 10_000;
+
+/**
+ * Placement input for one edge object: a FleetView fed by a watch on the heartbeat bucket, (re)started on
+ * whatever connection is current, so a reconnect or a new connection keeps the view live.
+ */
+export function createFleetPlacement(options: {
+  connection: () => Promise<NatsConnection>;
+  staleAfterMs?: number;
+  subjectPrefix?: string;
+  now: () => number;
+}): HopPlacement {
+  const fleet = new FleetView({
+    now: options.now,
+    staleAfterMs: options.staleAfterMs ?? DEFAULT_FLEET_STALE_MS,
+  });
+  let watching: { nc: NatsConnection; stop: () => void } | undefined;
+  return {
+    subjectPrefix: options.subjectPrefix,
+    async nodes() {
+      const nc = await options.connection();
+      if (watching?.nc !== nc) {
+        watching?.stop();
+        watching = { nc, stop: await watchFleet(nc, fleet) };
+      }
+      return fleet.nodes();
+    },
+  };
+}

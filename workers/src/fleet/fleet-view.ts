@@ -1,0 +1,33 @@
+import type { NodeStatus } from "../../../schema/wire/v1/index.ts";
+
+/**
+ * The live fleet as one edge object sees it, fed by the heartbeat bucket. An entry also expires here when no
+ * beat arrived for `staleAfterMs` (the bucket's own TTL removes it eventually; this bounds the wait on our side).
+ */
+export class FleetView {
+  readonly #nodes = new Map<string, { status: NodeStatus; seenAt: number }>();
+  readonly #now: () => number;
+  readonly #staleAfterMs: number;
+
+  constructor(options: { now: () => number; staleAfterMs: number }) {
+    this.#now = options.now;
+    this.#staleAfterMs = options.staleAfterMs;
+  }
+
+  update(status: NodeStatus): void {
+    this.#nodes.set(status.nodeId, { status, seenAt: this.#now() });
+  }
+
+  remove(nodeId: string): void {
+    this.#nodes.delete(nodeId);
+  }
+
+  /** Live nodes, in node-id order (deterministic placement for equal inputs). */
+  nodes(): NodeStatus[] {
+    const now = this.#now();
+    return [...this.#nodes.values()]
+      .filter((entry) => now - entry.seenAt <= this.#staleAfterMs)
+      .map((entry) => entry.status)
+      .sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+  }
+}
