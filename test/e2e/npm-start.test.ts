@@ -76,6 +76,39 @@ describe("npm start", () => {
     }
   });
 
+  it("serves turns through the CLI, driven as a child process", async () => {
+    const cli = (args: string[], input = "") =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "infra/cli/molmesh.ts", ...args], {
+          cwd: REPO_ROOT,
+          env: { ...process.env, MOL_BASE_URL: baseUrl, MOL_API_KEY: KEY },
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.on("exit", (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end(input);
+      });
+    const chat = await cli(["chat", "--json"], "hello from the cli\nand a second turn\n");
+    expect(chat.code, chat.stderr).toBe(0);
+    const events = chat.stdout
+      .trim()
+      .split("\n")
+      .map(
+        (line) => JSON.parse(line) as { event: string; id?: string; text?: string; mol?: { label: string } },
+      );
+    const turns = events.filter((e) => e.event === "turn");
+    expect(turns).toHaveLength(2);
+    for (const t of turns) expect(["chat", "agent", "coding", "genui"]).toContain(t.mol?.label);
+    const conversationId = events.find((e) => e.event === "conversation")?.id as string;
+    const items = await cli(["items", conversationId, "--order", "asc"]);
+    expect(items.code, items.stderr).toBe(0);
+    expect(items.stdout).toContain("hello from the cli");
+    const list = await cli(["conversations"]);
+    expect(list.stdout).toContain(conversationId);
+  }, 60_000);
+
   it("stops on Ctrl-C and leaves no process behind", async () => {
     const pid = mesh.pid as number;
     const tree = listDescendants(pid);

@@ -52,6 +52,7 @@ export class ConversationObject
       staleAfterMs: readMs(env.MOL_FLEET_STALE_MS, DEFAULT_FLEET_STALE_MS),
       subjectPrefix: env.MOL_SUBJECT_PREFIX,
       now: Date.now,
+      mode: env.MOL_PLACEMENT === "queue-group" ? "queue-group" : "affinity",
     });
     this.#hopTimeouts = {
       firstPartMs: readMs(env.MOL_HOP_FIRST_PART_TIMEOUT_MS, DEFAULT_HOP_FIRST_PART_TIMEOUT_MS),

@@ -13,6 +13,8 @@ export interface Env {
   MOL_NATS_CREDS?: string;
   /** Placement and failover tuning (ms); defaults in conversation-object.ts and create-fleet-placement.ts. */
   MOL_FLEET_STALE_MS?: string;
+  /** "affinity" (default) or "queue-group" (no placement: NATS picks any node; a benchmark baseline). */
+  MOL_PLACEMENT?: string;
   MOL_HOP_FIRST_PART_TIMEOUT_MS?: string;
   MOL_HOP_STALL_TIMEOUT_MS?: string;
   MOL_HOP_REPLY_TIMEOUT_MS?: string;

@@ -29,9 +29,9 @@ export interface PlacementQuestion {
 }
 
 /**
- * Where a hop goes: the node whose KV for (conversation, adapter) is warm, unless it is saturated; else the
- * least-loaded live node that serves the adapter. Among equally loaded nodes, rendezvous hashing keeps a new
- * conversation's pick stable, so its next turn lands where its KV now is even before a heartbeat says so.
+ * Where a hop goes: the node whose KV for (conversation, adapter) is warm, unless it is saturated; else the less
+ * loaded of the conversation's two rendezvous-hashed candidates among live nodes that serve the adapter, a pick
+ * that stays stable for the conversation, so its next turn lands where its KV now is even before a heartbeat says so.
  */
 export function chooseNode(q: PlacementQuestion): PlacementChoice {
   const candidates = q.nodes.filter(
@@ -47,7 +47,7 @@ export function chooseNode(q: PlacementQuestion): PlacementChoice {
   const open = others.filter((n) => !isSaturated(n, q.adapter));
   const pool = open.length > 0 ? open : others;
   if (pool.length === 0) return warm ? { nodeId: warm.nodeId, reason: "warm" } : { reason: "queue-group" };
-  const best = pool.reduce((a, b) => (compareLoad(a, b, q) <= 0 ? a : b));
+  const best = pickOfTwo(pool, q);
   return warm
     ? { nodeId: best.nodeId, reason: "spill", spilledFrom: warm.nodeId }
     : { nodeId: best.nodeId, reason: "least-loaded" };
@@ -62,14 +62,23 @@ export function isSaturated(node: NodeStatus, adapter: string): boolean {
   );
 }
 
-function loadOf(node: NodeStatus): number {
-  return (node.inFlight + node.queueDepth) / node.maxConcurrent;
+/**
+ * Power of two choices over rendezvous hashing: the conversation's two highest-scoring nodes, then the one holding
+ * fewer conversations for this adapter (and less work in flight). Heartbeats lag, so a plain "least loaded" would
+ * send every new conversation of the next second to the same node; two hashed candidates per conversation spread
+ * them while keeping the pick stable for that conversation.
+ */
+function pickOfTwo(pool: readonly NodeStatus[], q: PlacementQuestion): NodeStatus {
+  const ranked = [...pool].sort((a, b) => rendezvousScore(b.nodeId, q) - rendezvousScore(a.nodeId, q));
+  const [first, second] = ranked as [NodeStatus, NodeStatus | undefined];
+  if (!second) return first;
+  return loadOf(second, q.adapter) < loadOf(first, q.adapter) ? second : first;
 }
 
-function compareLoad(a: NodeStatus, b: NodeStatus, q: PlacementQuestion): number {
-  const byLoad = loadOf(a) - loadOf(b);
-  if (byLoad !== 0) return byLoad;
-  return rendezvousScore(b.nodeId, q) - rendezvousScore(a.nodeId, q);
+/** Conversations held for this adapter plus hops in flight or waiting, relative to the node's capacity. */
+function loadOf(node: NodeStatus, adapter: string): number {
+  const held = node.adapters.find((a) => a.id === adapter)?.warmConversations.length ?? 0;
+  return held + (node.inFlight + node.queueDepth) / node.maxConcurrent;
 }
 
 /** Highest-random-weight hashing: a stable, even spread of keys over nodes, stable as nodes come and go. */

@@ -15,6 +15,8 @@ export function createFleetPlacement(options: {
   staleAfterMs?: number;
   subjectPrefix?: string;
   now: () => number;
+  /** "queue-group" ignores the fleet and lets NATS pick a node at random (the benchmark's baseline). */
+  mode?: "affinity" | "queue-group";
 }): HopPlacement {
   const fleet = new FleetView({
     now: options.now,
@@ -24,6 +26,7 @@ export function createFleetPlacement(options: {
   return {
     subjectPrefix: options.subjectPrefix,
     async nodes() {
+      if (options.mode === "queue-group") return [];
       const nc = await options.connection();
       if (watching?.nc !== nc) {
         watching?.stop();

@@ -1,0 +1,97 @@
+export interface HopSample {
+  hop: "route" | "answer";
+  conversation: string;
+  adapter: string;
+  nodeId: string;
+  promptTokens: number;
+  cachedTokens: number;
+  /**
+   * What perfect reuse would skip: the previous hop of the same (conversation, adapter), its prompt and output,
+   * capped at this prompt (the last prompt token is always evaluated). Undefined on a pair's first hop.
+   */
+  idealCachedTokens?: number;
+  ttftMs?: number;
+}
+
+type Usage = { promptTokens: number; cachedPromptTokens: number; completionTokens: number };
+type Mol = {
+  label: string;
+  nodes: { route?: string; answer?: string };
+  usage: { route?: Usage; answer?: Usage };
+  timings: { routeMs?: number; answerFirstTokenMs?: number };
+};
+
+const TOPICS = [
+  "write a python function",
+  "plan my week",
+  "build a settings page",
+  "hello there",
+  "refactor this",
+  "call the weather tool",
+];
+
+/** Drives M conversations of T turns with C clients at a time; returns every route and answer hop, in turn order. */
+export async function measureFleetRun(o: {
+  baseUrl: string;
+  apiKey: string;
+  conversations: number;
+  turns: number;
+  concurrency: number;
+}): Promise<HopSample[]> {
+  const headers = { authorization: `Bearer ${o.apiKey}`, "content-type": "application/json" };
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${o.baseUrl}${path}`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${path} ${response.status}: ${await response.text()}`);
+    return response.json() as Promise<{ id: string; mol: Mol }>;
+  };
+  const samples: HopSample[] = [];
+  const previous = new Map<string, number>();
+  const record = (
+    hop: HopSample["hop"],
+    conversation: string,
+    adapter: string,
+    nodeId: string | undefined,
+    usage: Usage | undefined,
+    ttftMs?: number,
+  ) => {
+    if (!usage || !nodeId) return;
+    const key = `${conversation}|${adapter}`;
+    const before = previous.get(key);
+    previous.set(key, usage.promptTokens + usage.completionTokens);
+    samples.push({
+      hop,
+      conversation,
+      adapter,
+      nodeId,
+      promptTokens: usage.promptTokens,
+      cachedTokens: usage.cachedPromptTokens,
+      ...(before === undefined ? {} : { idealCachedTokens: Math.min(before, usage.promptTokens - 1) }),
+      ...(ttftMs === undefined ? {} : { ttftMs }),
+    });
+  };
+  const conversation = async (index: number) => {
+    const { id } = await post("/v1/conversations", {});
+    for (let turn = 0; turn < o.turns; turn++) {
+      const topic = TOPICS[(index + turn) % TOPICS.length] as string;
+      const { mol } = await post("/v1/responses", {
+        conversation: id,
+        input: `${topic} (${index}.${turn})`,
+        max_output_tokens: 32,
+      });
+      record("route", id, "l0", mol.nodes.route, mol.usage.route);
+      const ttft = (mol.timings.routeMs ?? 0) + (mol.timings.answerFirstTokenMs ?? 0);
+      record("answer", id, mol.label, mol.nodes.answer, mol.usage.answer, ttft);
+    }
+  };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: o.concurrency }, async () => {
+      while (next < o.conversations) await conversation(next++);
+    }),
+  );
+  return samples;
+}
