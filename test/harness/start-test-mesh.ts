@@ -23,7 +23,11 @@ export interface TestMesh {
  * the edge Worker in workerd via `wrangler dev`, each on free ports.
  */
 export async function startTestMesh(
-  options: { withNode?: boolean; nodeOptions?: Parameters<typeof startTestNode>[0]["engine"] } = {},
+  options: {
+    withNode?: boolean;
+    edgeVars?: Record<string, string>;
+    nodeOptions?: Parameters<typeof startTestNode>[0]["engine"];
+  } = {},
 ): Promise<TestMesh> {
   const nats = await startNatsServer();
   const node =
@@ -41,6 +45,7 @@ export async function startTestMesh(
     natsWsUrl: nats.wsUrl,
     devApiKey: TEST_API_KEY,
     persistDir,
+    ...(options.edgeVars ? { vars: options.edgeVars } : {}),
   });
   return {
     nats,

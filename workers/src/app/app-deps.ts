@@ -1,4 +1,5 @@
 import type { ConversationIndex } from "../conversation/conversation-index.ts";
+import type { TenantLimiter } from "../limits/tenant-limiter.ts";
 import type { ConversationDirectory } from "../conversation/conversation-rpc.ts";
 import type { FleetHealth } from "../fleet/fleet-health.ts";
 
@@ -6,6 +7,8 @@ import type { FleetHealth } from "../fleet/fleet-health.ts";
 export interface AppDeps {
   conversations: ConversationDirectory;
   conversationIndex: ConversationIndex;
+  /** The tenant's request/token buckets and monthly quota. */
+  limits(tenantId: string): TenantLimiter;
   readFleetHealth(): Promise<FleetHealth>;
   /** Tenant of a bearer key, or undefined for an unknown key. */
   authenticate(apiKey: string): Promise<{ tenantId: string } | undefined>;

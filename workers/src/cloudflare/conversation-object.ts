@@ -20,7 +20,9 @@ import { listItems } from "../conversation/list-items.ts";
 import { replayTurnParts } from "../api/sse/replay-turn-parts.ts";
 import { runStatelessTurn } from "../conversation/run-stateless-turn.ts";
 import { runTurn } from "../conversation/run-turn.ts";
-import type { TurnStreamPart } from "../conversation/turn-record.ts";
+import type { TurnMol, TurnStreamPart } from "../conversation/turn-record.ts";
+import { sumTurnTokens } from "../conversation/sum-turn-tokens.ts";
+import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
 import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
 import { STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
@@ -145,6 +147,7 @@ export class ConversationObject
         close();
         // Off the client's critical path, but inside the queue: the next turn sees this summary.
         await outcome.summarize();
+        await this.#chargeTokens(meta.tenantId, buildTurnRecord(meta.id, this.#store.readTurn(turnId)).mol);
       } catch (error) {
         push({
           type: "turn-error",
@@ -155,6 +158,12 @@ export class ConversationObject
       }
     });
     return { ok: true, stream };
+  }
+
+  /** Counts the hops' real token figures against the tenant's per-minute bucket and monthly quota. */
+  async #chargeTokens(tenantId: string, mol: TurnMol): Promise<void> {
+    const limiter = this.env.LIMITS.getByName(tenantId) as DurableObjectStub<TenantLimiterObject>;
+    await limiter.record(sumTurnTokens(mol)).catch(() => undefined);
   }
 
   #hopContext(harnessHash: string) {

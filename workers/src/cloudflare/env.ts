@@ -6,6 +6,11 @@ export interface Env {
   CONVERSATIONS: DurableObjectNamespace;
   FLEET: DurableObjectNamespace;
   DB: D1Database;
+  LIMITS: DurableObjectNamespace;
+  /** Per-tenant defaults: requests and tokens per minute, tokens per calendar month. */
+  MOL_DEFAULT_RPM?: string;
+  MOL_DEFAULT_TPM?: string;
+  MOL_DEFAULT_MONTHLY_TOKENS?: string;
   /** Comma-separated NATS WebSocket URLs. */
   MOL_NATS_WS_URL: string;
   MOL_SUBJECT_PREFIX?: string;

@@ -7,9 +7,11 @@ import type { Env } from "./env.ts";
 
 import type { ConversationObject } from "./conversation-object.ts";
 import type { FleetObject } from "./fleet-object.ts";
+import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
 
 export { ConversationObject } from "./conversation-object.ts";
 export { FleetObject } from "./fleet-object.ts";
+export { TenantLimiterObject } from "./tenant-limiter-object.ts";
 
 /** Until tenancy lands, the one configured key belongs to this tenant. */
 const DEV_TENANT_ID = "dev";
@@ -25,6 +27,7 @@ function resolveDeps(env: unknown): AppDeps {
         ) as DurableObjectStub<ConversationObject>,
       ),
     conversationIndex: createD1ConversationIndex(bindings.DB),
+    limits: (tenantId) => bindings.LIMITS.getByName(tenantId) as DurableObjectStub<TenantLimiterObject>,
     readFleetHealth: () => (bindings.FLEET.getByName("fleet") as DurableObjectStub<FleetObject>).health(),
     authenticate: async (apiKey) =>
       bindings.MOL_DEV_API_KEY && timingSafeEqualText(apiKey, bindings.MOL_DEV_API_KEY)

@@ -17,6 +17,8 @@ export interface StartTurnRequest {
 }
 
 export interface StatelessTurnRequest {
+  /** Whose quota the turn's tokens count against. */
+  tenantId: string;
   /** Stable key of the client's conversation (hash of its first messages): the GPU node's KV slot key. */
   conversationKey: string;
   messages: Array<{ role: "system" | "user" | "assistant"; content: string }>;

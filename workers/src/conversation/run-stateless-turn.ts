@@ -9,7 +9,7 @@ import { buildTurnRecord } from "./build-turn-record.ts";
 import type { StatelessTurnRequest } from "./conversation-rpc.ts";
 import { decideRoute } from "./decide-route.ts";
 import { runAnswerHop } from "./run-answer-hop.ts";
-import type { TurnStreamPart } from "./turn-record.ts";
+import type { TurnMol, TurnStreamPart } from "./turn-record.ts";
 
 export interface StatelessTurnContext {
   hops: HopClient;
@@ -30,7 +30,7 @@ export async function runStatelessTurn(
   request: StatelessTurnRequest,
   emit: (part: TurnStreamPart) => void,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<TurnMol | undefined> {
   const { harness } = ctx;
   const turnId = `turn_${crypto.randomUUID().replace(/-/g, "")}`;
   const conversationId = request.conversationKey;
@@ -70,11 +70,12 @@ export async function runStatelessTurn(
       }),
     );
   } catch (error) {
-    if (signal.aborted) return;
+    if (signal.aborted) return record().mol;
     const { code, message } = toWireErrorPayload(error);
     append({ type: "turn_failed", turnId, hop: "answer", code, message });
     emit({ type: "turn-error", turn: record(), error: { code, message } });
-    return;
+    return record().mol;
   }
   emit({ type: "turn-finish", turn: record() });
+  return record().mol;
 }

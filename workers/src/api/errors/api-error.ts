@@ -6,6 +6,7 @@ export type ApiErrorType =
   | "not_found_error"
   | "conflict_error"
   | "rate_limit_error"
+  | "insufficient_quota"
   | "server_error";
 
 export interface ApiErrorInit {

@@ -15,6 +15,7 @@ import type { AppEnv } from "../app-deps.ts";
 import { hashRequestBody } from "../hash-request-body.ts";
 import { readJsonBody } from "../read-json-body.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream } from "../serve-turn.ts";
+import { admitTurn } from "../admit-turn.ts";
 
 const chatBodySchema = createChatCompletionBodySchema({
   maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS),
@@ -35,7 +36,9 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
     }));
     const opening = messages.slice(0, messages.findIndex((m) => m.role === "user") + 1);
     const conversationKey = `chat_${(await hashRequestBody({ tenant: c.var.tenantId, opening: canonicalizeJson(opening) })).slice(0, 32)}`;
+    const limitHeaders = await admitTurn(c);
     const result = await c.var.deps.conversations(c.var.tenantId, conversationKey).startStatelessTurn({
+      tenantId: c.var.tenantId,
       conversationKey,
       messages,
       ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
@@ -55,9 +58,13 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
           includeUsage,
           keepAliveMs: 15_000,
         }),
-        { headers: SSE_HEADERS },
+        { headers: { ...SSE_HEADERS, ...limitHeaders } },
       );
     }
-    return c.json(formatChatCompletion(await collectTurn(parts), { model: body.model, created }));
+    return c.json(
+      formatChatCompletion(await collectTurn(parts), { model: body.model, created }),
+      200,
+      limitHeaders,
+    );
   });
 }

@@ -17,6 +17,7 @@ import { readIdempotencyKey } from "../read-idempotency-key.ts";
 import { readJsonBody } from "../read-json-body.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../serve-turn.ts";
 import { isConversationId } from "./require-conversation.ts";
+import { admitTurn } from "../admit-turn.ts";
 
 const responseBodySchema = createResponseBodySchema({
   maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS),
@@ -31,6 +32,7 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
     if (!isConversationId(conversationId))
       throw createNotFoundError("conversation", conversationId, "conversation");
     const model = resolveModel(body.model ?? "mol", DEFAULT_HARNESS.router.labels);
+    const limitHeaders = await admitTurn(c);
     const result = await c.var.deps.conversations(c.var.tenantId, conversationId).startTurn({
       conversationId,
       text: readResponseInputText(body.input),
@@ -40,13 +42,16 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
         ? { idempotency: { key: idempotencyKey, requestHash: await hashRequestBody(body) } }
         : {}),
     });
-    if (!result.ok) throw toRefusalError(result, conversationId);
+    if (!result.ok) {
+      await c.var.deps.limits(c.var.tenantId).refund();
+      throw toRefusalError(result, conversationId);
+    }
     const parts = await openTurnStream(result.stream);
     const options = { metadata: body.metadata ?? null, ...(body.model ? { model: body.model } : {}) };
     if (body.stream)
       return new Response(createResponsesEventStream(parts, { ...options, keepAliveMs: 15_000 }), {
-        headers: SSE_HEADERS,
+        headers: { ...SSE_HEADERS, ...limitHeaders },
       });
-    return c.json(formatResponseObject(await collectTurn(parts), options));
+    return c.json(formatResponseObject(await collectTurn(parts), options), 200, limitHeaders);
   });
 }

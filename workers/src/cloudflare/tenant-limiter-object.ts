@@ -1,0 +1,75 @@
+import { DurableObject } from "cloudflare:workers";
+import {
+  admitTenantRequest,
+  createTenantLimitState,
+  recordTenantTokens,
+  refundTenantRequest,
+  type Admission,
+  type TenantLimitSettings,
+  type TenantLimitState,
+} from "../limits/tenant-limits.ts";
+import type { Env } from "./env.ts";
+
+const STATE_KEY = "limits";
+/** Defaults when the Worker sets no MOL_DEFAULT_* var: generous for a single developer. */
+const DEFAULT_LIMITS: TenantLimitSettings = {
+  requestsPerMinute: 600,
+  tokensPerMinute: 2_000_000,
+  monthlyTokens: 1_000_000_000,
+};
+
+/**
+ * One tenant's request and token buckets and its monthly usage. A Durable Object, not the rate-limit binding:
+ * that one is per location and approximate, and quotas must hold exactly across the world.
+ */
+export class TenantLimiterObject extends DurableObject<Env> {
+  async admit(): Promise<Admission> {
+    return await this.#update((state, settings, now) => {
+      const { state: next, admission } = admitTenantRequest(state, settings, now);
+      return { next, result: admission };
+    });
+  }
+
+  async refund(): Promise<void> {
+    await this.#update((state, settings, now) => ({
+      next: refundTenantRequest(state, settings, now),
+      result: undefined,
+    }));
+  }
+
+  async record(tokens: number): Promise<void> {
+    if (!(tokens > 0)) return;
+    await this.#update((state, settings, now) => ({
+      next: recordTenantTokens(state, settings, tokens, now),
+      result: undefined,
+    }));
+  }
+
+  /** Read, change, write: no await between the read and the write, so concurrent calls cannot interleave. */
+  async #update<T>(
+    change: (
+      state: TenantLimitState,
+      settings: TenantLimitSettings,
+      now: number,
+    ) => { next: TenantLimitState; result: T },
+  ): Promise<T> {
+    const settings = this.#settings();
+    const now = Date.now();
+    const stored = await this.ctx.storage.get<TenantLimitState>(STATE_KEY);
+    const { next, result } = change(stored ?? createTenantLimitState(settings, now), settings, now);
+    await this.ctx.storage.put(STATE_KEY, next);
+    return result;
+  }
+
+  #settings(): TenantLimitSettings {
+    const read = (value: string | undefined, fallback: number) => {
+      const parsed = Number(value);
+      return value !== undefined && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
+    };
+    return {
+      requestsPerMinute: read(this.env.MOL_DEFAULT_RPM, DEFAULT_LIMITS.requestsPerMinute),
+      tokensPerMinute: read(this.env.MOL_DEFAULT_TPM, DEFAULT_LIMITS.tokensPerMinute),
+      monthlyTokens: read(this.env.MOL_DEFAULT_MONTHLY_TOKENS, DEFAULT_LIMITS.monthlyTokens),
+    };
+  }
+}
