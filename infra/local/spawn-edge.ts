@@ -8,6 +8,8 @@ export interface EdgeSettings {
   inspectorPort: number;
   natsWsUrl: string;
   devApiKey: string;
+  /** The admin API's token (Worker var MOL_ADMIN_TOKEN); without it /v1/admin/* answers 403. */
+  adminToken?: string;
   /** Where local Durable Object and D1 state lives (wrangler `--persist-to`). */
   persistDir: string;
   readyTimeoutMs?: number;
@@ -65,6 +67,7 @@ export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
     `MOL_NATS_WS_URL:${settings.natsWsUrl}`,
     "--var",
     `MOL_DEV_API_KEY:${settings.devApiKey}`,
+    ...(settings.adminToken ? ["--var", `MOL_ADMIN_TOKEN:${settings.adminToken}`] : []),
     ...Object.entries(settings.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
   const child: ChildProcess = spawn(process.execPath, args, {

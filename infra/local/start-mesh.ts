@@ -17,6 +17,7 @@ const nodeCount = Number(env.MOL_GPU_NODES ?? 1);
 const edgePort = Number(env.MOL_EDGE_PORT ?? 8787);
 const edgeInspectorPort = Number(env.MOL_EDGE_INSPECTOR_PORT ?? 9230);
 const devApiKey = env.MOL_DEV_API_KEY ?? "sk-molmesh-dev-local";
+const adminToken = env.MOL_ADMIN_TOKEN ?? "mol-admin-dev-local";
 /** NATS JetStream store and the edge's local Durable Object / D1 state. */
 const stateDir = env.MOL_STATE_DIR ?? join(REPO_ROOT, ".cache");
 const NODE_READY_TIMEOUT_MS = 120_000;
@@ -115,6 +116,7 @@ try {
     inspectorPort: edgeInspectorPort,
     natsWsUrl: `ws://127.0.0.1:${natsWsPort}`,
     devApiKey,
+    adminToken,
     persistDir: join(stateDir, "edge"),
   });
   await waitForHealthy(`${edge.url}/healthz`);
@@ -124,7 +126,7 @@ try {
 }
 const base = `http://127.0.0.1:${edgePort}`;
 say(`ready: ${base}  (GET ${base}/healthz is 200; Ctrl-C stops everything)`);
-say(`dev API key: ${devApiKey}`);
+say(`dev API key: ${devApiKey}   admin token (POST ${base}/v1/admin/tenants): ${adminToken}`);
 process.stdout.write(`
   curl -s ${base}/v1/chat/completions -H "authorization: Bearer ${devApiKey}" \\
     -H "content-type: application/json" -d '{"model":"mol","messages":[{"role":"user","content":"hello"}]}'

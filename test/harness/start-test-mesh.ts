@@ -8,6 +8,8 @@ import { startNatsServer, type NatsServerHandle } from "./start-nats-server.ts";
 import { startTestNode, type TestNode } from "./start-test-node.ts";
 
 export const TEST_API_KEY = "sk-molmesh-test-0123456789abcdef";
+/** The admin token a mesh started with `{ adminToken: TEST_ADMIN_TOKEN }` accepts. */
+export const TEST_ADMIN_TOKEN = "mol-admin-test-0123456789abcdef";
 
 export interface TestMesh {
   nats: NatsServerHandle;
@@ -26,6 +28,8 @@ export async function startTestMesh(
   options: {
     withNode?: boolean;
     edgeVars?: Record<string, string>;
+    /** Enables the admin API (/v1/admin/*) with this token. */
+    adminToken?: string;
     nodeOptions?: Parameters<typeof startTestNode>[0]["engine"];
   } = {},
 ): Promise<TestMesh> {
@@ -44,6 +48,7 @@ export async function startTestMesh(
     inspectorPort: await findFreePort(),
     natsWsUrl: nats.wsUrl,
     devApiKey: TEST_API_KEY,
+    ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     persistDir,
     ...(options.edgeVars ? { vars: options.edgeVars } : {}),
   });

@@ -2,6 +2,8 @@ import type { ConversationIndex } from "../conversation/conversation-index.ts";
 import type { TenantLimiter } from "../limits/tenant-limiter.ts";
 import type { ConversationDirectory } from "../conversation/conversation-rpc.ts";
 import type { FleetHealth } from "../fleet/fleet-health.ts";
+import type { Principal } from "../tenancy/principal.ts";
+import type { TenantStore } from "../tenancy/tenant-store.ts";
 
 /** Everything the HTTP layer needs, injected per request by the runtime adapter (Cloudflare in production). */
 export interface AppDeps {
@@ -10,12 +12,17 @@ export interface AppDeps {
   /** The tenant's request/token buckets and monthly quota. */
   limits(tenantId: string): TenantLimiter;
   readFleetHealth(): Promise<FleetHealth>;
-  /** Tenant of a bearer key, or undefined for an unknown key. */
-  authenticate(apiKey: string): Promise<{ tenantId: string } | undefined>;
+  /** Tenant, key and scopes of a bearer key, or undefined for an unknown, revoked or retired key. */
+  authenticate(apiKey: string): Promise<Principal | undefined>;
+  tenantStore: TenantStore;
+  /** The operator's token for /v1/admin/* (MOL_ADMIN_TOKEN); undefined disables the admin API. */
+  adminToken: string | undefined;
   /** Unix ms. */
   now(): number;
   /** Random id with a type prefix (`conv_…`). */
   newId(prefix: string): string;
 }
 
-export type AppEnv = { Variables: { deps: AppDeps; tenantId: string; requestId: string } };
+export type AppEnv = {
+  Variables: { deps: AppDeps; tenantId: string; principal: Principal; requestId: string };
+};

@@ -10,6 +10,8 @@ import { registerConversationRoutes } from "./routes/conversation-routes.ts";
 import { registerHealthRoutes } from "./routes/health-routes.ts";
 import { registerModelRoutes } from "./routes/model-routes.ts";
 import { registerResponseRoutes } from "./routes/response-routes.ts";
+import { registerAdminRoutes } from "./routes/admin-routes.ts";
+import { registerAuditLogRoutes } from "./routes/audit-log-routes.ts";
 import { registerOpenApiPaths } from "./register-openapi-paths.ts";
 
 /**
@@ -28,11 +30,14 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
   });
 
   app.use("/v1/*", async (c, next) => {
+    // The admin API authenticates with the operator's token instead (require-admin-token.ts).
+    if (c.req.path.startsWith("/v1/admin/")) return next();
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     const principal = match?.[1] ? await c.var.deps.authenticate(match[1]) : undefined;
     if (!principal) throw createUnauthorizedError();
     c.set("tenantId", principal.tenantId);
+    c.set("principal", principal);
     await next();
   });
 
@@ -41,6 +46,8 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
   registerConversationRoutes(app);
   registerResponseRoutes(app);
   registerChatCompletionRoutes(app);
+  registerAdminRoutes(app);
+  registerAuditLogRoutes(app);
 
   registerOpenApiPaths(app);
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });

@@ -8,6 +8,14 @@ import {
 } from "../api/schemas/conversation-schemas.ts";
 import { createChatCompletionBodySchema } from "../api/schemas/create-chat-completion-body-schema.ts";
 import { createResponseBodySchema } from "../api/schemas/create-response-body-schema.ts";
+import {
+  apiKeyIdParamsSchema,
+  auditLogQuerySchema,
+  createApiKeyBodySchema,
+  createTenantBodySchema,
+  rotateApiKeyBodySchema,
+  tenantIdParamsSchema,
+} from "../api/schemas/tenancy-schemas.ts";
 import type { AppEnv } from "./app-deps.ts";
 
 const limits = { maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) };
@@ -24,6 +32,15 @@ const body = (schema: z.ZodType) => ({
   body: { content: { "application/json": { schema } }, required: true },
 });
 const security = [{ bearer: [] }];
+/** The key is valid but lacks the route's scope (`conversations`, `responses`, `chat`, `admin`). */
+const scoped = { 403: json("The API key lacks this route's scope") };
+const adminSecurity = [{ adminToken: [] }];
+const adminErrors = {
+  400: json("Invalid request (OpenAI error envelope)"),
+  401: json("Missing or wrong admin token"),
+  403: json("A tenant API key was sent, or the admin API is disabled (no MOL_ADMIN_TOKEN)"),
+  404: json("Unknown tenant or key"),
+};
 
 /**
  * The OpenAPI document (`GET /openapi.json`). Handlers validate bodies themselves (size, UTF-8 and JSON errors get
@@ -31,6 +48,11 @@ const security = [{ bearer: [] }];
  */
 export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The operator's MOL_ADMIN_TOKEN; tenant API keys are refused.",
+  });
   const paths = [
     createRoute({
       method: "get",
@@ -48,28 +70,28 @@ export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
       path: "/v1/conversations",
       security,
       request: body(createConversationBodySchema),
-      responses: { 200: json("The conversation"), ...errors },
+      responses: { 200: json("The conversation"), ...errors, ...scoped },
     }),
     createRoute({
       method: "get",
       path: "/v1/conversations/{id}",
       security,
       request: { params: conversationIdParamsSchema },
-      responses: { 200: json("The conversation"), ...errors },
+      responses: { 200: json("The conversation"), ...errors, ...scoped },
     }),
     createRoute({
       method: "delete",
       path: "/v1/conversations/{id}",
       security,
       request: { params: conversationIdParamsSchema },
-      responses: { 200: json("Deleted"), ...errors },
+      responses: { 200: json("Deleted"), ...errors, ...scoped },
     }),
     createRoute({
       method: "get",
       path: "/v1/conversations/{id}/items",
       security,
       request: { params: conversationIdParamsSchema, query: listItemsQuerySchema },
-      responses: { 200: json("A page of items; assistant items carry `mol`"), ...errors },
+      responses: { 200: json("A page of items; assistant items carry `mol`"), ...errors, ...scoped },
     }),
     createRoute({
       method: "post",
@@ -81,6 +103,7 @@ export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
           "A Response (JSON) or typed SSE events with `stream: true`; `mol` holds the turn's MoL facts",
         ),
         ...errors,
+        ...scoped,
         409: json("Idempotency-Key in flight"),
         422: json("Idempotency-Key reused with another body"),
         503: json("No GPU node available"),
@@ -94,8 +117,76 @@ export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
       responses: {
         200: json("A chat completion, or chunks with `stream: true`"),
         ...errors,
+        ...scoped,
         503: json("No GPU node available"),
       },
+    }),
+    createRoute({
+      method: "get",
+      path: "/v1/audit_log",
+      security,
+      request: { query: auditLogQuerySchema },
+      responses: {
+        200: json("A page of the key's own tenant's audit entries (needs the `admin` scope)"),
+        ...errors,
+        ...scoped,
+      },
+    }),
+    createRoute({
+      method: "post",
+      path: "/v1/admin/tenants",
+      security: adminSecurity,
+      request: body(createTenantBodySchema),
+      responses: { 200: json("The tenant"), ...adminErrors },
+    }),
+    createRoute({
+      method: "get",
+      path: "/v1/admin/tenants",
+      security: adminSecurity,
+      request: { query: listItemsQuerySchema },
+      responses: { 200: json("A page of tenants, newest first"), ...adminErrors },
+    }),
+    createRoute({
+      method: "get",
+      path: "/v1/admin/tenants/{id}",
+      security: adminSecurity,
+      request: { params: tenantIdParamsSchema },
+      responses: { 200: json("The tenant"), ...adminErrors },
+    }),
+    createRoute({
+      method: "post",
+      path: "/v1/admin/tenants/{id}/keys",
+      security: adminSecurity,
+      request: { params: tenantIdParamsSchema, ...body(createApiKeyBodySchema) },
+      responses: { 200: json("The key; `key` holds the secret, shown this once"), ...adminErrors },
+    }),
+    createRoute({
+      method: "get",
+      path: "/v1/admin/tenants/{id}/keys",
+      security: adminSecurity,
+      request: { params: tenantIdParamsSchema },
+      responses: { 200: json("The tenant's keys, revoked ones included; never a secret"), ...adminErrors },
+    }),
+    createRoute({
+      method: "post",
+      path: "/v1/admin/tenants/{id}/keys/{key_id}/rotate",
+      security: adminSecurity,
+      request: {
+        params: apiKeyIdParamsSchema,
+        body: { content: { "application/json": { schema: rotateApiKeyBodySchema } }, required: false },
+      },
+      responses: {
+        200: json("The successor key (secret shown this once); the old one is refused after `grace_seconds`"),
+        ...adminErrors,
+        409: json("The key is revoked or already rotated"),
+      },
+    }),
+    createRoute({
+      method: "delete",
+      path: "/v1/admin/tenants/{id}/keys/{key_id}",
+      security: adminSecurity,
+      request: { params: apiKeyIdParamsSchema },
+      responses: { 200: json("The key, revoked now"), ...adminErrors },
     }),
   ];
   for (const route of paths) app.openAPIRegistry.registerPath(route);

@@ -23,6 +23,11 @@ export interface Env {
   MOL_HOP_FIRST_PART_TIMEOUT_MS?: string;
   MOL_HOP_STALL_TIMEOUT_MS?: string;
   MOL_HOP_REPLY_TIMEOUT_MS?: string;
-  /** The one accepted API key until tenancy lands (a secret in production). */
+  /**
+   * The local mesh's key: when set, this exact string is a full-scope key of the `dev` tenant, stored in D1 on
+   * first use. Leave it unset in production, where keys come from the admin API.
+   */
   MOL_DEV_API_KEY?: string;
+  /** The operator's token for /v1/admin/* (a secret in production); unset disables the admin API. */
+  MOL_ADMIN_TOKEN?: string;
 }

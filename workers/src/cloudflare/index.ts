@@ -1,8 +1,9 @@
 import { createApp } from "../app/create-app.ts";
 import type { AppDeps } from "../app/app-deps.ts";
-import { timingSafeEqualText } from "../lib/timing-safe-equal-text.ts";
+import { authenticateApiKey } from "../tenancy/authenticate-api-key.ts";
 import { createConversationHandle } from "./conversation-handle.ts";
 import { createD1ConversationIndex } from "./d1-conversation-index.ts";
+import { createD1TenantStore } from "./d1-tenant-store.ts";
 import type { Env } from "./env.ts";
 
 import type { ConversationObject } from "./conversation-object.ts";
@@ -13,11 +14,9 @@ export { ConversationObject } from "./conversation-object.ts";
 export { FleetObject } from "./fleet-object.ts";
 export { TenantLimiterObject } from "./tenant-limiter-object.ts";
 
-/** Until tenancy lands, the one configured key belongs to this tenant. */
-const DEV_TENANT_ID = "dev";
-
 function resolveDeps(env: unknown): AppDeps {
   const bindings = env as Env;
+  const tenantStore = createD1TenantStore(bindings.DB);
   return {
     // A conversation's object is named under its tenant: another tenant's key can never reach it.
     conversations: (tenantId, conversationId) =>
@@ -29,10 +28,14 @@ function resolveDeps(env: unknown): AppDeps {
     conversationIndex: createD1ConversationIndex(bindings.DB),
     limits: (tenantId) => bindings.LIMITS.getByName(tenantId) as DurableObjectStub<TenantLimiterObject>,
     readFleetHealth: () => (bindings.FLEET.getByName("fleet") as DurableObjectStub<FleetObject>).health(),
-    authenticate: async (apiKey) =>
-      bindings.MOL_DEV_API_KEY && timingSafeEqualText(apiKey, bindings.MOL_DEV_API_KEY)
-        ? { tenantId: DEV_TENANT_ID }
-        : undefined,
+    authenticate: (apiKey) =>
+      authenticateApiKey(apiKey, {
+        store: tenantStore,
+        devApiKey: bindings.MOL_DEV_API_KEY,
+        now: Date.now(),
+      }),
+    tenantStore,
+    adminToken: bindings.MOL_ADMIN_TOKEN || undefined,
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,
   };

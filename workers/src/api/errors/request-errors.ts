@@ -74,3 +74,45 @@ export function createIdempotencyMismatchError(): ApiError {
     headers: { "x-should-retry": "false" },
   });
 }
+
+/** 403: the key is valid but was not granted the scope this route needs. */
+export function createInsufficientScopeError(scope: string): ApiError {
+  return new ApiError({
+    status: 403,
+    type: "permission_error",
+    code: "insufficient_scope",
+    message: `This API key does not have the '${scope}' scope.`,
+  });
+}
+
+export function createInvalidAdminTokenError(): ApiError {
+  return new ApiError({
+    status: 401,
+    type: "invalid_request_error",
+    code: "invalid_admin_token",
+    message: "Incorrect or missing admin token.",
+  });
+}
+
+/** 403 rather than 401: the caller is known (a tenant key), it just may not manage tenants. */
+export function createAdminTokenRequiredError(): ApiError {
+  return new ApiError({
+    status: 403,
+    type: "permission_error",
+    code: "admin_token_required",
+    message: "The admin API needs the admin token; tenant API keys cannot use it.",
+  });
+}
+
+export function createAdminApiDisabledError(): ApiError {
+  return new ApiError({
+    status: 403,
+    type: "permission_error",
+    code: "admin_api_disabled",
+    message: "The admin API is disabled: the edge has no MOL_ADMIN_TOKEN.",
+  });
+}
+
+export function createConflictError(code: string, message: string): ApiError {
+  return new ApiError({ status: 409, type: "conflict_error", code, message });
+}

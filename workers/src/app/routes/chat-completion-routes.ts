@@ -14,6 +14,7 @@ import type { StatelessTurnRequest } from "../../conversation/conversation-rpc.t
 import type { AppEnv } from "../app-deps.ts";
 import { hashRequestBody } from "../hash-request-body.ts";
 import { readJsonBody } from "../read-json-body.ts";
+import { requireScope } from "../require-scope.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream } from "../serve-turn.ts";
 import { admitTurn } from "../admit-turn.ts";
 
@@ -27,6 +28,7 @@ const chatBodySchema = createChatCompletionBodySchema({
  * opening (system + first user message), so a client's growing chat lands on the same GPU KV slot each time.
  */
 export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.use("/v1/chat/*", requireScope("chat"));
   app.post("/v1/chat/completions", async (c) => {
     const body = await readJsonBody(c, chatBodySchema);
     const model = resolveModel(body.model, DEFAULT_HARNESS.router.labels);

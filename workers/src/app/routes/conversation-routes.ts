@@ -10,10 +10,12 @@ import {
 } from "../../api/schemas/conversation-schemas.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody } from "../read-json-body.ts";
+import { requireScope } from "../require-scope.ts";
 import { requireConversation } from "./require-conversation.ts";
 
 /** `/v1/conversations`: create, read, list items, delete. */
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.use("/v1/conversations/*", requireScope("conversations"));
   app.post("/v1/conversations", async (c) => {
     const body = await readJsonBody(c, createConversationBodySchema);
     const { deps, tenantId } = c.var;

@@ -15,6 +15,7 @@ import type { AppEnv } from "../app-deps.ts";
 import { hashRequestBody } from "../hash-request-body.ts";
 import { readIdempotencyKey } from "../read-idempotency-key.ts";
 import { readJsonBody } from "../read-json-body.ts";
+import { requireScope } from "../require-scope.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../serve-turn.ts";
 import { isConversationId } from "./require-conversation.ts";
 import { admitTurn } from "../admit-turn.ts";
@@ -25,6 +26,7 @@ const responseBodySchema = createResponseBodySchema({
 
 /** `POST /v1/responses`: one turn of a server-side conversation, streamed or not. */
 export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.use("/v1/responses/*", requireScope("responses"));
   app.post("/v1/responses", async (c) => {
     const body = await readJsonBody(c, responseBodySchema);
     const idempotencyKey = readIdempotencyKey(c);

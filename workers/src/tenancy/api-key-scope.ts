@@ -1,0 +1,13 @@
+/**
+ * What a tenant key may do: `conversations` (/v1/conversations…), `responses` (/v1/responses), `chat`
+ * (/v1/chat/completions) and `admin` (the tenant's own audit log). `GET /v1/models` needs only a valid key.
+ */
+export const API_KEY_SCOPES = ["conversations", "responses", "chat", "admin"] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+/** A new key can serve traffic but not read the audit log unless asked for. */
+export const DEFAULT_API_KEY_SCOPES: readonly ApiKeyScope[] = ["conversations", "responses", "chat"];
+
+export function isApiKeyScope(value: string): value is ApiKeyScope {
+  return (API_KEY_SCOPES as readonly string[]).includes(value);
+}
