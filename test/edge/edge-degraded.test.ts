@@ -21,8 +21,8 @@ describe("a degraded fleet", () => {
       method: "POST",
       json: { conversation: id, input: "anyone?" },
     });
-    expect(response.status).toBe(503);
     const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(response.status, JSON.stringify(body)).toBe(503);
     expect(body.error.code).toBe("no_responders");
     const items = (await (await mesh.api(`/v1/conversations/${id}/items`)).json()) as { data: unknown[] };
     expect(items.data).toHaveLength(1);

@@ -48,7 +48,8 @@ export async function placeHop<T>(
   const attempts: Placement["attempts"] = [];
   for (let attempt = 1; ; attempt++) {
     const choice = chooseNode({
-      nodes: await q.placement.nodes(),
+      // Without fleet information the hop still runs, on the queue group.
+      nodes: await q.placement.nodes().catch(() => []),
       adapter: q.adapter,
       conversationId: q.conversationId,
       lastNodeId: q.lastNodeId,

@@ -3,6 +3,9 @@ import type { HopPlacement } from "../conversation/place-hop.ts";
 import { FleetView } from "./fleet-view.ts";
 import { watchFleet } from "./watch-fleet.ts";
 
+/** How often to retry watching the heartbeat bucket when it does not exist yet. */
+const WATCH_RETRY_MS = 2_000;
+
 /** How long a node stays in this edge's fleet without a heartbeat (the bucket's TTL also removes it). */
 export const DEFAULT_FLEET_STALE_MS = 10_000;
 
@@ -23,14 +26,18 @@ export function createFleetPlacement(options: {
     staleAfterMs: options.staleAfterMs ?? DEFAULT_FLEET_STALE_MS,
   });
   let watching: { nc: NatsConnection; stop: () => void } | undefined;
+  let lastAttempt = Number.NEGATIVE_INFINITY;
   return {
     subjectPrefix: options.subjectPrefix,
     async nodes() {
       if (options.mode === "queue-group") return [];
       const nc = await options.connection();
-      if (watching?.nc !== nc) {
+      // Retry a failed watch (no bucket before the first node starts) now and then, not on every hop.
+      if (watching?.nc !== nc && options.now() - lastAttempt >= WATCH_RETRY_MS) {
+        lastAttempt = options.now();
         watching?.stop();
-        watching = { nc, stop: await watchFleet(nc, fleet) };
+        const stop = await watchFleet(nc, fleet);
+        watching = stop ? { nc, stop } : undefined;
       }
       return fleet.nodes();
     },

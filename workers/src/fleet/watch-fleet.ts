@@ -7,14 +7,14 @@ import type { FleetView } from "./fleet-view.ts";
  * Keeps a FleetView current from the heartbeat bucket: the watch delivers every node's latest beat, then each new
  * one, and a delete or TTL purge when a node leaves. Resolves once the initial state is loaded; returns a stop.
  */
-export async function watchFleet(nc: NatsConnection, fleet: FleetView): Promise<() => void> {
-  let kv;
+export async function watchFleet(nc: NatsConnection, fleet: FleetView): Promise<(() => void) | undefined> {
+  let watcher;
   try {
-    kv = await new Kvm(nc).open(NODE_STATUS_BUCKET);
+    const kv = await new Kvm(nc).open(NODE_STATUS_BUCKET);
+    watcher = await kv.watch({ key: "node.*" });
   } catch {
-    return () => undefined; // no node ever started: nothing to watch yet, hops take the queue group
+    return undefined; // no node ever started, so no bucket yet: hops take the queue group meanwhile
   }
-  const watcher = await kv.watch({ key: "node.*" });
   let initialDone: () => void = () => undefined;
   const initial = new Promise<void>((resolve) => (initialDone = resolve));
   void (async () => {
