@@ -2,13 +2,14 @@
  * `npm start`: the whole local mesh on embedded defaults, with health checks and a clean Ctrl-C:
  * nats-server (client + WebSocket + JetStream), MOL_GPU_NODES GPU node processes, and the edge in workerd.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { FIXTURE_MODEL_PATH, LOCAL_MODELS_DIR, REPO_ROOT } from "./repo-paths.ts";
 import { LOCAL_NATS_CONFIG, spawnNatsServer } from "./spawn-nats-server.ts";
 import { resolveLocalModels } from "./resolve-local-models.ts";
 import { spawnEdge, type EdgeProcess } from "./spawn-edge.ts";
+import { spawnGpuNode } from "./spawn-gpu-node.ts";
 
 const env = process.env;
 const natsPort = Number(env.MOL_NATS_PORT ?? 4222);
@@ -20,7 +21,6 @@ const devApiKey = env.MOL_DEV_API_KEY ?? "sk-molmesh-dev-local";
 const adminToken = env.MOL_ADMIN_TOKEN ?? "mol-admin-dev-local";
 /** NATS JetStream store and the edge's local Durable Object / D1 state. */
 const stateDir = env.MOL_STATE_DIR ?? join(REPO_ROOT, ".cache");
-const NODE_READY_TIMEOUT_MS = 120_000;
 const say = (line: string) => process.stdout.write(`[molmesh] ${line}\n`);
 
 const children: ChildProcess[] = [];
@@ -54,31 +54,17 @@ const natsUrl = `nats://127.0.0.1:${natsPort}`;
 say(`nats-server up: ${natsUrl} (WebSocket ws://127.0.0.1:${natsWsPort}, JetStream in ${storeDir})`);
 
 const startNode = (index: number): Promise<void> => {
-  const nodeId = `local-${index}`;
-  const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "gpu-nodes", "src", "main.ts")], {
-    cwd: REPO_ROOT,
-    env: { ...env, ...models.env, MOL_NODE_ID: nodeId, MOL_NATS_URL: natsUrl },
-    stdio: ["ignore", "pipe", "inherit"],
+  const node = spawnGpuNode({
+    nodeId: `local-${index}`,
+    natsUrl,
+    env: { ...env, ...models.env },
+    onOutput: (text) => process.stdout.write(text.replace(/^(?=.)/gm, `[local-${index}] `)),
   });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${nodeId} not ready in ${NODE_READY_TIMEOUT_MS} ms`)),
-      NODE_READY_TIMEOUT_MS,
-    );
-    child.stdout?.on("data", (chunk: Buffer) => {
-      const text = chunk.toString();
-      process.stdout.write(text.replace(/^(?=.)/gm, `[${nodeId}] `));
-      if (text.includes(`molmesh gpu node ${nodeId} ready`)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      if (!shuttingDown) reject(new Error(`${nodeId} exited with code ${code}`));
-    });
+  children.push(node.child);
+  node.child.once("exit", (code) => {
+    if (!shuttingDown) say(`local-${index} exited with code ${code}; the other nodes keep serving`);
   });
+  return node.ready;
 };
 
 const shutdown = async (code: number): Promise<never> => {

@@ -42,7 +42,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await edge?.stop();
-  await Promise.all([...nodes.values()].map((n) => n.stop()));
+  await Promise.all([...nodes.values()].map((n) => n.stop({ force: true })));
   await nats?.dispose();
   await rm(persistDir, { recursive: true, force: true });
 });
@@ -95,7 +95,7 @@ describe("a fleet of GPU node processes", () => {
     const id = await conversation();
     const first = await turn(id, "hello");
     const victim = nodes.get(first.nodes.answer as string) as GpuNodeProcess;
-    await victim.stop();
+    await victim.stop({ force: true });
     const next = await turn(id, "are you there?");
     expect(next.nodes.answer).not.toBe(victim.nodeId);
     // Either the hop tried the dead node and failed over at once, or the fleet view had already dropped it.
@@ -121,7 +121,7 @@ describe("a fleet of GPU node processes", () => {
     let sse = "";
     while (!sse.includes("response.output_text.delta"))
       sse += new TextDecoder().decode((await reader.read()).value);
-    await victim.stop();
+    await victim.stop({ force: true });
     nodes.delete(victim.nodeId);
     for (;;) {
       const { done, value } = await reader.read();

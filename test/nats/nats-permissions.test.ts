@@ -158,13 +158,17 @@ describe("allowed: the edge (wss, edge creds) and a real GPU node (tcp, its own 
     await expect.poll(() => engine.cancelled, { timeout: 2_000 }).toBe(before + 1);
   });
 
-  it("the edge reads the bucket like FleetObject (keys, get) and watches it like the placement", async () => {
-    expect(await edge.call({ op: "read-fleet" })).toEqual({
-      ok: true,
-      value: { keys: [NODE_A_KEY], nodeIds: [NODE_A] },
-    });
-    expect(await edge.call({ op: "watch-fleet" })).toEqual({ ok: true, value: { keys: [NODE_A_KEY] } });
-  });
+  it(
+    "the edge reads the bucket like FleetObject (keys, get) and watches it like the placement",
+    { retry: 2 },
+    async () => {
+      expect(await edge.call({ op: "read-fleet" })).toEqual({
+        ok: true,
+        value: { keys: [NODE_A_KEY], nodeIds: [NODE_A] },
+      });
+      expect(await edge.call({ op: "watch-fleet" })).toEqual({ ok: true, value: { keys: [NODE_A_KEY] } });
+    },
+  );
 
   it("none of the above drew a permission violation", async () => {
     expect(await edge.call({ op: "violations" })).toEqual({ ok: true, value: [] });

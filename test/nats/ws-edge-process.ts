@@ -33,6 +33,9 @@ import {
   type WsEdgeResults,
 } from "./ws-edge-protocol.ts";
 
+/** Longest wait for the bucket's initial values in the watch check. */
+const WATCH_BOUND_MS = 10_000;
+
 let nc: NatsConnection | undefined;
 let wsUrl = "";
 let violations: PermissionErrorWatch | undefined;
@@ -110,12 +113,15 @@ async function run(connection: NatsConnection, watch: PermissionErrorWatch, comm
       const kv = await new Kvm(connection).open(NODE_STATUS_BUCKET);
       const watcher = await kv.watch({ key: "node.*" });
       const keys: string[] = [];
+      // Bounded: on a loaded machine the initial values can be slow; stop after a while and report what came.
+      const bound = setTimeout(() => watcher.stop(), WATCH_BOUND_MS);
       try {
         for await (const entry of watcher) {
-          if (entry.operation === "PUT") keys.push(entry.key);
+          if (entry.operation === "PUT" && !keys.includes(entry.key)) keys.push(entry.key);
           if (entry.delta === 0) break;
         }
       } finally {
+        clearTimeout(bound);
         watcher.stop();
       }
       return { keys: keys.sort() } satisfies WsEdgeResults["watch-fleet"];
