@@ -1,3 +1,4 @@
+import { renderFacts, renderMarkdownRow } from "./render-markdown-row.ts";
 type Pct = { p50: number; p95: number };
 
 export interface EdgeReport {
@@ -18,7 +19,6 @@ export interface EdgeReport {
   };
 }
 
-const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
 
 /** The markdown half of the edge benchmark report. */
@@ -27,28 +27,26 @@ export function renderEdgeReport(r: EdgeReport): string {
   return [
     "# Edge benchmark",
     "",
-    `Command: \`${r.command}\`. Machine: ${Object.entries(r.machine)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(", ")}.`,
+    `Command: \`${r.command}\`. Machine: ${renderFacts(r.machine)}.`,
     "",
     "## Edge overhead per turn against conversation length",
     "",
     "Client time of a non-streamed `POST /v1/responses` minus the route and answer time the GPU node reported",
     "(instant engine): HTTP, the Worker, the conversation Durable Object (SQLite timeline, views) and NATS.",
     "",
-    row(["conversation length (turns)", "sampled turns", "p50 ms", "p95 ms", "mean ms"]),
-    row(["---:", "---:", "---:", "---:", "---:"]),
-    ...r.overhead.map((o) => row([o.turns, o.samples, o.p50Ms, o.p95Ms, o.meanMs])),
+    renderMarkdownRow(["conversation length (turns)", "sampled turns", "p50 ms", "p95 ms", "mean ms"]),
+    renderMarkdownRow(["---:", "---:", "---:", "---:", "---:"]),
+    ...r.overhead.map((o) => renderMarkdownRow([o.turns, o.samples, o.p50Ms, o.p95Ms, o.meanMs])),
     "",
     `## Hop breakdown on the tiny model (${h.turns} routed turns, answers capped at 64 tokens)`,
     "",
-    row(["hop", "p50 ms", "p95 ms"]),
-    row(["---", "---:", "---:"]),
-    row(["route", h.routeMs.p50, h.routeMs.p95]),
-    row(["answer, first token", h.answerFirstTokenMs.p50, h.answerFirstTokenMs.p95]),
-    row(["answer, total", h.answerTotalMs.p50, h.answerTotalMs.p95]),
-    row(["summary (after the response)", h.summaryMs.p50, h.summaryMs.p95]),
-    row(["client turn", h.clientTurnMs.p50, h.clientTurnMs.p95]),
+    renderMarkdownRow(["hop", "p50 ms", "p95 ms"]),
+    renderMarkdownRow(["---", "---:", "---:"]),
+    renderMarkdownRow(["route", h.routeMs.p50, h.routeMs.p95]),
+    renderMarkdownRow(["answer, first token", h.answerFirstTokenMs.p50, h.answerFirstTokenMs.p95]),
+    renderMarkdownRow(["answer, total", h.answerTotalMs.p50, h.answerTotalMs.p95]),
+    renderMarkdownRow(["summary (after the response)", h.summaryMs.p50, h.summaryMs.p95]),
+    renderMarkdownRow(["client turn", h.clientTurnMs.p50, h.clientTurnMs.p95]),
     "",
     `Route + summary on the client's critical path, for a client that reads each answer before the next message:`,
     `**${pct(h.criticalShareOfRouteAndSummary)}** of client time (the summary runs after the response ends). Were the`,

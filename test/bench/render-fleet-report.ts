@@ -1,3 +1,4 @@
+import { renderFacts, renderMarkdownRow } from "./render-markdown-row.ts";
 export interface FleetModeResult {
   mode: "affinity" | "queue-group";
   hops: number;
@@ -19,7 +20,6 @@ interface FleetReport {
   results: FleetModeResult[];
 }
 
-const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
 
 /** The markdown half of the fleet benchmark report. */
@@ -27,17 +27,13 @@ export function renderFleetReport(r: FleetReport): string {
   return [
     "# Fleet placement benchmark",
     "",
-    `Command: \`${r.command}\`. Machine: ${Object.entries(r.machine)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(", ")}.`,
-    `Settings: ${Object.entries(r.settings)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(", ")}.`,
+    `Command: \`${r.command}\`. Machine: ${renderFacts(r.machine)}.`,
+    `Settings: ${renderFacts(r.settings)}.`,
     "",
     "Route and answer hops of every turn; token ratios over the hops whose (conversation, adapter) ran before. Ideal =",
     "the previous hop of the same pair reused whole (its prompt and its output).",
     "",
-    row([
+    renderMarkdownRow([
       "placement",
       "hops",
       "cached / prompt",
@@ -47,9 +43,9 @@ export function renderFleetReport(r: FleetReport): string {
       "max/min hops per node",
       "hops per node",
     ]),
-    row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---"]),
+    renderMarkdownRow(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---"]),
     ...r.results.map((m) =>
-      row([
+      renderMarkdownRow([
         m.mode,
         m.hops,
         pct(m.cachedShareOfPrompt),

@@ -1,3 +1,4 @@
+import { renderFacts, renderMarkdownRow } from "./render-markdown-row.ts";
 interface NodeReport {
   command: string;
   machine: Record<string, string | number>;
@@ -33,7 +34,6 @@ interface NodeReport {
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
 
 /** The markdown half of the node benchmark report. */
 export function renderNodeReport(r: NodeReport): string {
@@ -41,19 +41,21 @@ export function renderNodeReport(r: NodeReport): string {
   return [
     "# GPU node benchmark",
     "",
-    `Command: \`${r.command}\`. Machine: ${Object.entries(r.machine)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(", ")}.`,
-    `Settings: ${Object.entries(r.settings)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(", ")}.`,
+    `Command: \`${r.command}\`. Machine: ${renderFacts(r.machine)}.`,
+    `Settings: ${renderFacts(r.settings)}.`,
     "",
     "## Speed per adapter (greedy, fresh slot)",
     "",
-    row(["adapter", "prompt tokens", "prefill tok/s", "completion tokens", "decode tok/s"]),
-    row(["---", "---:", "---:", "---:", "---:"]),
+    renderMarkdownRow(["adapter", "prompt tokens", "prefill tok/s", "completion tokens", "decode tok/s"]),
+    renderMarkdownRow(["---", "---:", "---:", "---:", "---:"]),
     ...r.speed.map((s) =>
-      row([s.adapter, s.promptTokens, s.prefillTokensPerSecond, s.completionTokens, s.decodeTokensPerSecond]),
+      renderMarkdownRow([
+        s.adapter,
+        s.promptTokens,
+        s.prefillTokensPerSecond,
+        s.completionTokens,
+        s.decodeTokensPerSecond,
+      ]),
     ),
     "",
     "## Route hop latency (requester side, over NATS)",
@@ -64,10 +66,17 @@ export function renderNodeReport(r: NodeReport): string {
     "",
     "Ideal = everything already in the slot (previous view + previous answer) is reused.",
     "",
-    row(["adapter", "prompt tokens", "cached tokens", "ideal cached", "cached / prompt", "cached / ideal"]),
-    row(["---", "---:", "---:", "---:", "---:", "---:"]),
+    renderMarkdownRow([
+      "adapter",
+      "prompt tokens",
+      "cached tokens",
+      "ideal cached",
+      "cached / prompt",
+      "cached / ideal",
+    ]),
+    renderMarkdownRow(["---", "---:", "---:", "---:", "---:", "---:"]),
     ...r.reuse.map((x) =>
-      row([
+      renderMarkdownRow([
         x.adapter,
         x.promptTokens,
         x.cachedPromptTokens,
@@ -79,18 +88,21 @@ export function renderNodeReport(r: NodeReport): string {
     "",
     "## Memory",
     "",
-    row(["part", "bytes"]),
-    row(["---", "---:"]),
-    row(["base weights (file)", mib(r.memory.baseFileBytes)]),
-    row([`${Object.keys(r.memory.adapterFileBytes).length} LoRA adapters (files)`, kib(adapterBytes)]),
-    row([`KV per slot (f16, ${r.settings.contextSize} tokens)`, kib(r.memory.kvBytesPerSlot)]),
-    row([
+    renderMarkdownRow(["part", "bytes"]),
+    renderMarkdownRow(["---", "---:"]),
+    renderMarkdownRow(["base weights (file)", mib(r.memory.baseFileBytes)]),
+    renderMarkdownRow([
+      `${Object.keys(r.memory.adapterFileBytes).length} LoRA adapters (files)`,
+      kib(adapterBytes),
+    ]),
+    renderMarkdownRow([`KV per slot (f16, ${r.settings.contextSize} tokens)`, kib(r.memory.kvBytesPerSlot)]),
+    renderMarkdownRow([
       `KV, ${r.memory.contexts} contexts × ${r.memory.slotsPerAdapter} slots`,
       mib(r.memory.kvBytesPerSlot * r.memory.contexts * r.memory.slotsPerAdapter),
     ]),
-    row(["process RSS before load", mib(r.memory.rssBeforeLoadBytes)]),
-    row(["process RSS after load", mib(r.memory.rssAfterLoadBytes)]),
-    row(["process RSS after the run", mib(r.memory.rssAfterRunBytes)]),
+    renderMarkdownRow(["process RSS before load", mib(r.memory.rssBeforeLoadBytes)]),
+    renderMarkdownRow(["process RSS after load", mib(r.memory.rssAfterLoadBytes)]),
+    renderMarkdownRow(["process RSS after the run", mib(r.memory.rssAfterRunBytes)]),
     "",
   ].join("\n");
 }

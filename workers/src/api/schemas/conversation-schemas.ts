@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { metadataSchema } from "./metadata-schema.ts";
 
-export const MAX_ITEMS_PAGE = 100;
-export const DEFAULT_ITEMS_PAGE = 20;
+import { pageQueryFields } from "./page-query-fields.ts";
+
+export { DEFAULT_ITEMS_PAGE, MAX_ITEMS_PAGE } from "./page-query-fields.ts";
 
 /** `POST /v1/conversations`. Seeding `items` would bypass routing and summaries, so it is refused by name. */
 export const createConversationBodySchema = z
@@ -36,17 +37,7 @@ export const listItemsQuerySchema = z
         param: { name: "after", in: "query" },
         description: "An item id; the page starts after it.",
       }),
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_ITEMS_PAGE)
-      .default(DEFAULT_ITEMS_PAGE)
-      .openapi({ param: { name: "limit", in: "query" }, example: DEFAULT_ITEMS_PAGE }),
-    order: z
-      .enum(["asc", "desc"])
-      .default("desc")
-      .openapi({ param: { name: "order", in: "query" } }),
+    ...pageQueryFields,
   })
   .openapi("ListConversationItemsQuery");
 export type ListItemsQuery = z.infer<typeof listItemsQuerySchema>;

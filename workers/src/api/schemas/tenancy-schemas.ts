@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { API_KEY_SCOPES } from "../../tenancy/api-key-scope.ts";
-import { DEFAULT_ITEMS_PAGE, MAX_ITEMS_PAGE } from "./conversation-schemas.ts";
+import { pageQueryFields } from "./page-query-fields.ts";
 
 export const MAX_NAME_CHARS = 128;
 /** A week: long enough to roll a fleet of clients, short enough that a forgotten old key does not linger. */
@@ -58,16 +58,6 @@ export const auditLogQuerySchema = z
       .regex(/^aud_[1-9][0-9]{0,14}$/, { message: "expected an audit entry id (aud_<n>)" })
       .optional()
       .openapi({ param: { name: "after", in: "query" } }),
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_ITEMS_PAGE)
-      .default(DEFAULT_ITEMS_PAGE)
-      .openapi({ param: { name: "limit", in: "query" } }),
-    order: z
-      .enum(["asc", "desc"])
-      .default("desc")
-      .openapi({ param: { name: "order", in: "query" } }),
+    ...pageQueryFields,
   })
   .openapi("ListAuditLogQuery");
