@@ -383,3 +383,43 @@ describe("the audit log", () => {
     expect((await call("/v1/audit_log?after=conv_1", { token: adminKeyA.key })).status).toBe(400);
   });
 });
+
+describe("per-tenant limits (the tenant's plan)", () => {
+  it("an admin sets a tenant's limits; they bind that tenant only and are audited", async () => {
+    const tenant = await createTenant("small plan");
+    const key = await createKey(tenant.id, { scopes: ["conversations", "responses", "chat", "admin"] });
+    const limits = await read<{ requests_per_minute: number }>(
+      await admin(`/v1/admin/tenants/${tenant.id}/limits`, {
+        method: "PUT",
+        json: { requests_per_minute: 1 },
+      }),
+    );
+    expect(limits.requests_per_minute).toBe(1);
+    expect(
+      (
+        await admin(`/v1/admin/tenants/${tenant.id}/limits`, {
+          method: "PUT",
+          json: { requests_per_minute: 0 },
+        })
+      ).status,
+    ).toBe(400);
+    const chat = () =>
+      call("/v1/chat/completions", {
+        token: key.key,
+        method: "POST",
+        json: { model: "mol:chat", messages: [{ role: "user", content: "hi" }], max_tokens: 4 },
+      });
+    expect((await chat()).status).toBe(200);
+    const refused = await chat();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("x-ratelimit-limit-requests")).toBe("1");
+    // Another tenant (the dev one) keeps the default limits.
+    const other = await mesh.api("/v1/chat/completions", {
+      method: "POST",
+      json: { model: "mol:chat", messages: [{ role: "user", content: "hi" }], max_tokens: 4 },
+    });
+    expect(other.status).toBe(200);
+    const audit = await read<List<AuditEntry>>(await call("/v1/audit_log", { token: key.key }));
+    expect(audit.data.map((e) => e.action)).toContain("tenant.limits_updated");
+  });
+});

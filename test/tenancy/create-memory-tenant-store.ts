@@ -31,6 +31,9 @@ export function createMemoryTenantStore() {
       const rest = sorted.slice(start);
       return { data: rest.slice(0, query.limit), hasMore: rest.length > query.limit };
     },
+    async appendAudit(entry) {
+      append(entry);
+    },
     async createApiKey(key, entry) {
       keys.set(key.id, { ...key });
       append(entry);

@@ -14,6 +14,7 @@ import {
   createApiKeyBodySchema,
   createTenantBodySchema,
   rotateApiKeyBodySchema,
+  tenantLimitsBodySchema,
   tenantIdParamsSchema,
 } from "../api/schemas/tenancy-schemas.ts";
 import type { AppEnv } from "./app-deps.ts";
@@ -152,6 +153,20 @@ export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
       security: adminSecurity,
       request: { params: tenantIdParamsSchema },
       responses: { 200: json("The tenant"), ...adminErrors },
+    }),
+    createRoute({
+      method: "get",
+      path: "/v1/admin/tenants/{id}/limits",
+      security: adminSecurity,
+      request: { params: tenantIdParamsSchema },
+      responses: { 200: json("The tenant's limits in force (defaults with its overrides)"), ...adminErrors },
+    }),
+    createRoute({
+      method: "put",
+      path: "/v1/admin/tenants/{id}/limits",
+      security: adminSecurity,
+      request: { params: tenantIdParamsSchema, ...body(tenantLimitsBodySchema) },
+      responses: { 200: json("The tenant's limits in force; audited"), ...adminErrors },
     }),
     createRoute({
       method: "post",

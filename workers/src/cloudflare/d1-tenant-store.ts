@@ -69,6 +69,9 @@ export function createD1TenantStore(database: D1Database): TenantStore {
       return { data: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
     },
 
+    async appendAudit(audit) {
+      await appendAudit(audit);
+    },
     async createApiKey(key, audit) {
       await runBatch([db.insert(apiKeys).values(key), appendAudit(audit)]);
     },

@@ -11,6 +11,7 @@ import {
 import type { Env } from "./env.ts";
 
 const STATE_KEY = "limits";
+const OVERRIDES_KEY = "overrides";
 /** Defaults when the Worker sets no MOL_DEFAULT_* var: generous for a single developer. */
 const DEFAULT_LIMITS: TenantLimitSettings = {
   requestsPerMinute: 600,
@@ -45,6 +46,22 @@ export class TenantLimiterObject extends DurableObject<Env> {
     }));
   }
 
+  async readLimits(): Promise<TenantLimitSettings> {
+    return await this.#settings();
+  }
+
+  async setLimits(
+    overrides: Partial<Record<keyof TenantLimitSettings, number | null>>,
+  ): Promise<TenantLimitSettings> {
+    const current = (await this.ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) ?? {};
+    const merged = { ...current, ...overrides };
+    const next = Object.fromEntries(
+      Object.entries(merged).filter(([, value]) => value !== null && value !== undefined),
+    ) as Partial<TenantLimitSettings>;
+    await this.ctx.storage.put(OVERRIDES_KEY, next);
+    return await this.#settings();
+  }
+
   /** Read, change, write: no await between the read and the write, so concurrent calls cannot interleave. */
   async #update<T>(
     change: (
@@ -53,7 +70,7 @@ export class TenantLimiterObject extends DurableObject<Env> {
       now: number,
     ) => { next: TenantLimitState; result: T },
   ): Promise<T> {
-    const settings = this.#settings();
+    const settings = await this.#settings();
     const now = Date.now();
     const stored = await this.ctx.storage.get<TenantLimitState>(STATE_KEY);
     const { next, result } = change(stored ?? createTenantLimitState(settings, now), settings, now);
@@ -61,7 +78,8 @@ export class TenantLimiterObject extends DurableObject<Env> {
     return result;
   }
 
-  #settings(): TenantLimitSettings {
+  async #settings(): Promise<TenantLimitSettings> {
+    const overrides = (await this.ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) ?? {};
     const read = (value: string | undefined, fallback: number) => {
       const parsed = Number(value);
       return value !== undefined && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
@@ -70,6 +88,7 @@ export class TenantLimiterObject extends DurableObject<Env> {
       requestsPerMinute: read(this.env.MOL_DEFAULT_RPM, DEFAULT_LIMITS.requestsPerMinute),
       tokensPerMinute: read(this.env.MOL_DEFAULT_TPM, DEFAULT_LIMITS.tokensPerMinute),
       monthlyTokens: read(this.env.MOL_DEFAULT_MONTHLY_TOKENS, DEFAULT_LIMITS.monthlyTokens),
+      ...overrides,
     };
   }
 }

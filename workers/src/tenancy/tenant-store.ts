@@ -26,7 +26,8 @@ export interface ApiKeyRecord {
   rotatedFrom: string | null;
 }
 
-export type AuditAction = "tenant.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked";
+export type AuditAction =
+  "tenant.created" | "tenant.limits_updated" | "api_key.created" | "api_key.rotated" | "api_key.revoked";
 
 export interface AuditDraft {
   tenantId: string;
@@ -58,6 +59,8 @@ export interface Page<T> {
 export interface TenantStore {
   createTenant(tenant: Tenant, audit: AuditDraft): Promise<void>;
   getTenant(id: string): Promise<Tenant | undefined>;
+  /** Records a change made elsewhere (e.g. a tenant's limits, kept in its limiter object). */
+  appendAudit(audit: AuditDraft): Promise<void>;
   /** Newest first by default; `after` is a tenant id from a previous page. */
   listTenants(query: {
     after?: string;

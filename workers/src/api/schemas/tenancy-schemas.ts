@@ -61,3 +61,14 @@ export const auditLogQuerySchema = z
     ...pageQueryFields,
   })
   .openapi("ListAuditLogQuery");
+
+const limitValue = z.int().min(1).max(1e15).nullable().optional();
+
+/** `PUT /v1/admin/tenants/{id}/limits`: the tenant's plan; `null` clears an override back to the default. */
+export const tenantLimitsBodySchema = z
+  .strictObject({
+    requests_per_minute: limitValue,
+    tokens_per_minute: limitValue,
+    monthly_tokens: limitValue,
+  })
+  .openapi("TenantLimitsRequest");

@@ -10,7 +10,9 @@ import {
   createApiKeyBodySchema,
   createTenantBodySchema,
   rotateApiKeyBodySchema,
+  tenantLimitsBodySchema,
 } from "../../api/schemas/tenancy-schemas.ts";
+import { formatTenantLimits } from "../../api/format/format-tenant-limits.ts";
 import { createTenantAdmin, type TenantAdmin } from "../../tenancy/create-tenant-admin.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody } from "../read-json-body.ts";
@@ -50,6 +52,34 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
     const tenant = await c.var.deps.tenantStore.getTenant(id);
     if (!tenant) throw createNotFoundError("tenant", id);
     return c.json(formatTenant(tenant));
+  });
+
+  app.get("/v1/admin/tenants/:id/limits", async (c) => {
+    const id = c.req.param("id");
+    if (!(await c.var.deps.tenantStore.getTenant(id))) throw createNotFoundError("tenant", id);
+    return c.json(formatTenantLimits(id, await c.var.deps.limits(id).readLimits()));
+  });
+
+  app.put("/v1/admin/tenants/:id/limits", async (c) => {
+    const body = await readJsonBody(c, tenantLimitsBodySchema);
+    const id = c.req.param("id");
+    const { deps } = c.var;
+    if (!(await deps.tenantStore.getTenant(id))) throw createNotFoundError("tenant", id);
+    const limits = await deps.limits(id).setLimits({
+      ...(body.requests_per_minute !== undefined ? { requestsPerMinute: body.requests_per_minute } : {}),
+      ...(body.tokens_per_minute !== undefined ? { tokensPerMinute: body.tokens_per_minute } : {}),
+      ...(body.monthly_tokens !== undefined ? { monthlyTokens: body.monthly_tokens } : {}),
+    });
+    // The limits live in the tenant's limiter object, not D1: the audit entry follows the change it records.
+    await deps.tenantStore.appendAudit({
+      tenantId: id,
+      actor: ADMIN_ACTOR,
+      action: "tenant.limits_updated",
+      target: id,
+      details: { ...body },
+      createdAt: Math.floor(deps.now() / 1000),
+    });
+    return c.json(formatTenantLimits(id, limits));
   });
 
   app.post("/v1/admin/tenants/:id/keys", async (c) => {
