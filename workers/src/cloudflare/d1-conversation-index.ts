@@ -1,6 +1,7 @@
-import { and, asc, desc, eq, gt, lt, or } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { conversationIndex } from "../../../schema/db/tenant-tables.ts";
+import { orderByCreation } from "./order-by-creation.ts";
 import type { ConversationIndex } from "../conversation/conversation-index.ts";
 
 /** The conversation index in D1, keyed by (tenant, id) and paged by (created_at, id). */
@@ -15,25 +16,20 @@ export function createD1ConversationIndex(database: D1Database): ConversationInd
       await db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.id, conversationId)));
     },
     async list(tenantId, query) {
-      let cursor;
+      let anchor;
       if (query.after !== undefined) {
-        const [anchor] = await db
+        [anchor] = await db
           .select()
           .from(t)
           .where(and(eq(t.tenantId, tenantId), eq(t.id, query.after)));
         if (!anchor) return { error: "unknown_after" };
-        const beyond = query.order === "asc" ? gt : lt;
-        cursor = or(
-          beyond(t.createdAt, anchor.createdAt),
-          and(eq(t.createdAt, anchor.createdAt), beyond(t.id, anchor.id)),
-        );
       }
-      const order = query.order === "asc" ? asc : desc;
+      const page = orderByCreation(t, query.order, anchor);
       const rows = await db
         .select()
         .from(t)
-        .where(and(eq(t.tenantId, tenantId), cursor))
-        .orderBy(order(t.createdAt), order(t.id))
+        .where(and(eq(t.tenantId, tenantId), page.after))
+        .orderBy(...page.orderBy)
         .limit(query.limit + 1);
       return { data: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
     },

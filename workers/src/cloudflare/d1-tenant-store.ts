@@ -1,8 +1,9 @@
-import { SQL, and, asc, desc, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
+import { SQL, and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { apiKeys, auditLog, tenants } from "../../../schema/db/tenant-tables.ts";
 import { isApiKeyScope } from "../tenancy/api-key-scope.ts";
+import { orderByCreation } from "./order-by-creation.ts";
 import type { ApiKeyRecord, AuditDraft, TenantStore } from "../tenancy/tenant-store.ts";
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -49,22 +50,17 @@ export function createD1TenantStore(database: D1Database): TenantStore {
 
     async listTenants(query) {
       const t = tenants;
-      let cursor;
+      let anchor;
       if (query.after !== undefined) {
-        const [anchor] = await db.select().from(t).where(eq(t.id, query.after));
+        [anchor] = await db.select().from(t).where(eq(t.id, query.after));
         if (!anchor) return { error: "unknown_after" };
-        const beyond = query.order === "asc" ? gt : lt;
-        cursor = or(
-          beyond(t.createdAt, anchor.createdAt),
-          and(eq(t.createdAt, anchor.createdAt), beyond(t.id, anchor.id)),
-        );
       }
-      const order = query.order === "asc" ? asc : desc;
+      const page = orderByCreation(t, query.order, anchor);
       const rows = await db
         .select()
         .from(t)
-        .where(cursor)
-        .orderBy(order(t.createdAt), order(t.id))
+        .where(page.after)
+        .orderBy(...page.orderBy)
         .limit(query.limit + 1);
       return { data: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
     },

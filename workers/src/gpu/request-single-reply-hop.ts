@@ -1,8 +1,6 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { z } from "zod";
 import {
-  CancelledError,
-  MolWireError,
   buildHopSubject,
   decodeWireMessage,
   encodeWireMessage,
@@ -13,7 +11,7 @@ import {
 } from "../../../schema/wire/v1/index.ts";
 import { DEFAULT_REPLY_GRACE_MS, type HopCallOptions } from "./hop-call-options.ts";
 import { mapNatsError } from "./map-nats-error.ts";
-import { publishCancel } from "./publish-cancel.ts";
+import { watchHopAbort } from "./watch-hop-abort.ts";
 
 type HopRequest = { version: WireVersion; requestId: string; timeoutMs: number };
 
@@ -27,23 +25,13 @@ export async function requestSingleReplyHop<Req extends HopRequest, Res extends 
 ): Promise<Res> {
   const subject = options.subject ?? buildHopSubject(hop, options.subjectPrefix);
   options.signal?.throwIfAborted();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      publishCancel(nc, request.requestId, "requester aborted", options.subjectPrefix);
-      const reason: unknown = options.signal?.reason;
-      reject(
-        reason instanceof MolWireError ? reason : new CancelledError(`${hop} hop aborted`, { cause: reason }),
-      );
-    };
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-  });
+  const abort = watchHopAbort(nc, hop, request.requestId, options.signal, options.subjectPrefix);
   try {
     const msg = await Promise.race([
       nc.request(subject, encodeWireMessage(request), {
         timeout: request.timeoutMs + DEFAULT_REPLY_GRACE_MS,
       }),
-      aborted,
+      abort.aborted,
     ]).catch((error: unknown) => {
       throw mapNatsError(error, subject);
     });
@@ -51,6 +39,6 @@ export async function requestSingleReplyHop<Req extends HopRequest, Res extends 
     if (reply.type === "error") throw rebuildWireError((reply as ErrorReply).error);
     return reply as Res;
   } finally {
-    if (onAbort) options.signal?.removeEventListener("abort", onAbort);
+    abort.dispose();
   }
 }

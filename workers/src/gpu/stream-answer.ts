@@ -1,8 +1,6 @@
 import type { Msg, NatsConnection, QueuedIterator } from "@nats-io/nats-core";
 import {
-  CancelledError,
   DeadlineExceededError,
-  MolWireError,
   ProtocolError,
   answerRequestSchema,
   buildHopSubject,
@@ -16,6 +14,7 @@ import {
 import { DEFAULT_REPLY_GRACE_MS, type HopCallOptions } from "./hop-call-options.ts";
 import { mapNatsError } from "./map-nats-error.ts";
 import { publishCancel } from "./publish-cancel.ts";
+import { watchHopAbort } from "./watch-hop-abort.ts";
 
 export type AnswerStreamPart = Exclude<StreamPart, { type: "error" }>;
 
@@ -34,18 +33,7 @@ export async function* streamAnswer(
   const { signal } = options;
   signal?.throwIfAborted();
 
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      publishCancel(nc, request.requestId, "requester aborted", options.subjectPrefix);
-      const reason: unknown = signal?.reason;
-      reject(
-        reason instanceof MolWireError ? reason : new CancelledError("answer hop aborted", { cause: reason }),
-      );
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-  aborted.catch(() => undefined);
+  const abort = watchHopAbort(nc, "answer", request.requestId, signal, options.subjectPrefix);
 
   let replies: AsyncIterable<Msg> | undefined;
   let iterator: AsyncIterator<Msg> | undefined;
@@ -63,11 +51,13 @@ export async function* streamAnswer(
     iterator = replies[Symbol.asyncIterator]();
     for (let expectedSeq = 0; ; expectedSeq++) {
       const silenceMs = expectedSeq === 0 ? options.firstPartTimeoutMs : options.stallTimeoutMs;
-      const next = await raceSilence(Promise.race([iterator.next(), aborted]), silenceMs, subject).catch(
-        (error: unknown) => {
-          throw mapNatsError(error, subject);
-        },
-      );
+      const next = await raceSilence(
+        Promise.race([iterator.next(), abort.aborted]),
+        silenceMs,
+        subject,
+      ).catch((error: unknown) => {
+        throw mapNatsError(error, subject);
+      });
       if (next.done) {
         throw new DeadlineExceededError(
           `answer stream on ${subject} gave no finish within ${request.timeoutMs} ms`,
@@ -87,7 +77,7 @@ export async function* streamAnswer(
       if (ended) return;
     }
   } finally {
-    if (onAbort) signal?.removeEventListener("abort", onAbort);
+    abort.dispose();
     // Whatever stopped us early (a consumer that broke off, a gap, our own deadline), the node must stop too.
     if (!ended && !signal?.aborted)
       publishCancel(nc, request.requestId, "requester stopped reading", options.subjectPrefix);
