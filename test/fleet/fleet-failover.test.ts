@@ -2,10 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnEdge, type EdgeProcess } from "../../infra/local/spawn-edge.ts";
-import { findFreePort } from "../harness/free-port.ts";
+import type { EdgeProcess } from "../../infra/local/spawn-edge.ts";
 import { spawnGpuNodeProcess, type GpuNodeProcess } from "../harness/spawn-gpu-node-process.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
+import { spawnEdgeOnFreePorts } from "../harness/start-test-mesh.ts";
 
 const KEY = "sk-fleet-test";
 let nats: NatsServerHandle;
@@ -25,9 +25,7 @@ beforeAll(async () => {
   for (const id of ["n1", "n2", "n3"]) nodes.set(id, spawnGpuNodeProcess(id, nats.url));
   await Promise.all([...nodes.values()].map((n) => n.ready));
   persistDir = await mkdtemp(join(tmpdir(), "molmesh-fleet-"));
-  edge = await spawnEdge({
-    port: await findFreePort(),
-    inspectorPort: await findFreePort(),
+  edge = await spawnEdgeOnFreePorts({
     natsWsUrl: nats.wsUrl,
     devApiKey: KEY,
     persistDir,

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inject } from "vitest";
-import { spawnEdge, type EdgeProcess } from "../../infra/local/spawn-edge.ts";
+import { spawnEdge, type EdgeProcess, type EdgeSettings } from "../../infra/local/spawn-edge.ts";
 import { findFreePort } from "./free-port.ts";
 import { startNatsServer, type NatsServerHandle } from "./start-nats-server.ts";
 import { startTestNode, type TestNode } from "./start-test-node.ts";
@@ -43,9 +43,7 @@ export async function startTestMesh(
           engine: { contextSize: 4096, ...options.nodeOptions },
         });
   const persistDir = await mkdtemp(join(tmpdir(), "molmesh-edge-"));
-  const edge = await spawnEdge({
-    port: await findFreePort(),
-    inspectorPort: await findFreePort(),
+  const edge = await spawnEdgeOnFreePorts({
     natsWsUrl: nats.wsUrl,
     devApiKey: TEST_API_KEY,
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
@@ -75,4 +73,26 @@ export async function startTestMesh(
       await rm(persistDir, { recursive: true, force: true });
     },
   };
+}
+
+const EDGE_START_ATTEMPTS = 3;
+
+/**
+ * Another test process may bind the same free port between the check and wrangler's bind; that is the one start
+ * failure worth retrying, on fresh ports.
+ */
+export async function spawnEdgeOnFreePorts(
+  settings: Omit<EdgeSettings, "port" | "inspectorPort">,
+): Promise<EdgeProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnEdge({
+        ...settings,
+        port: await findFreePort(),
+        inspectorPort: await findFreePort(),
+      });
+    } catch (error) {
+      if (attempt >= EDGE_START_ATTEMPTS || !String(error).includes("Address already in use")) throw error;
+    }
+  }
 }
