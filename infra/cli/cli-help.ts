@@ -7,12 +7,14 @@ const CONNECTION = `Connection (every command):
 
 const EXIT_CODES = "Exit codes: 0 ok, 1 API or network error, 2 usage error, 130 interrupted (Ctrl-C).";
 
-const GENERAL = `molmesh: talk to a molmesh mesh (Mixture-of-LoRA agents) over its OpenAI-compatible API.
+const GENERAL = `molmesh: talk to a molmesh mesh (Mixture-of-LoRA agents) over its OpenAI-compatible API, or plan
+its storage offline.
 
 Usage:
   molmesh chat [--conversation <id>] [--model mol|mol:<label>] [--json]
   molmesh conversations [--limit <n>] [--after <id>] [--order asc|desc] [--json]
   molmesh items <conversation-id> [--limit <n>] [--after <id>] [--order asc|desc] [--json]
+  molmesh plan [--spec <file.json> | --base <model> --adapter <lora>...] [--specialists <n>] [--json]
   molmesh help [<command>]
 
 ${CONNECTION}
@@ -67,6 +69,38 @@ Assistant items show the mol facts: label, source, cached share of the answer ho
 ${CONNECTION}
 
 ${EXIT_CODES}
+`,
+  plan: `molmesh plan: stored parameters of the MoL layout (one base + every adapter) against a replicated-base
+layout (one full base per specialist, adapters merged), and the memory of one GPU node. Offline: no mesh needed.
+
+Usage:
+  molmesh plan --spec <file.json> [--specialists <n>] [--slots <n>] [--context <n>] [--json]
+  molmesh plan --base <model.gguf|.safetensors> --adapter <lora> [--adapter <lora>...] [--specialists <n>]
+               [--slots <n>] [--context <n>] [--json]
+  molmesh plan [--slots <n>] [--context <n>] [--json]     the tiny generated model (.cache/models, npm run models)
+
+  --spec <file>        published figures instead of files (below)
+  --base <file>        the base model; GGUF or safetensors, only its header is read
+  --adapter <file>     a LoRA adapter (GGUF or safetensors); repeat for each, the router's included
+  --specialists <n>    merged copies the replicated layout needs (default: the spec's, one per --adapter,
+                       or the tiny model's 4 non-router LoRAs)
+  --slots <n>          KV cache slots per node (default 1; 0 leaves the KV cache out); needs a GGUF base or a
+                       spec kv_cache
+  --context <n>        tokens per slot (default: the model's context length, or the spec's)
+  --json               the plan as one JSON object
+
+A spec is a JSON object: base_params, specialists, and the adapters as adapter_params_total or as
+adapter {rank, layers, target_modules: {q_proj: {in, out}, …}} (each module adds rank × (in + out) per layer;
+the entry router l0 counts as one more adapter unless router_adapter is false). Optional: dtype
+(f32|bf16|f16|fp8|int8|int4, default bf16) or bytes_per_param; kv_cache {layers, kv_heads, head_dim, context,
+slots, bytes_per_value}; source (a note). infra/plan/venti.json holds Macaron-V1-Venti's published figures
+(744B base, 4 specialists, 30.8B adapter parameters): 774.8B vs 2.976T stored, a 74.0 % reduction.
+
+The replicated layout counts one merged copy per specialist and none for the router, as the published figures
+do. File sizes are tensor payloads as stored (quantized GGUF types included); KV is f16 unless the spec says.
+
+Exit codes: 0 ok, 1 a model file that does not parse or a tiny model not generated yet, 2 usage error or
+bad spec (a missing file named on the command line included).
 `,
 };
 

@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
+import { readPlanCommand, type PlanCommand } from "./read-plan-command.ts";
 import { UsageError } from "./usage-error.ts";
 
-export const COMMAND_NAMES = ["chat", "conversations", "items"] as const;
+export const COMMAND_NAMES = ["chat", "conversations", "items", "plan"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 export type ListOrder = "asc" | "desc";
 
@@ -15,7 +16,8 @@ export type CliCommand =
   | { name: "help"; topic?: CommandName }
   | { name: "chat"; conversation?: string; model?: string; json: boolean }
   | ({ name: "conversations"; json: boolean } & ListQuery)
-  | ({ name: "items"; conversationId: string; json: boolean } & ListQuery);
+  | ({ name: "items"; conversationId: string; json: boolean } & ListQuery)
+  | PlanCommand;
 
 export interface CliArgs {
   command: CliCommand;
@@ -33,6 +35,12 @@ const OPTIONS = {
   limit: { type: "string", short: "n" },
   after: { type: "string" },
   order: { type: "string" },
+  spec: { type: "string" },
+  base: { type: "string" },
+  adapter: { type: "string", multiple: true },
+  specialists: { type: "string" },
+  slots: { type: "string" },
+  context: { type: "string" },
 } as const;
 type OptionName = keyof typeof OPTIONS;
 
@@ -41,6 +49,7 @@ const COMMAND_OPTIONS: Record<CommandName, readonly OptionName[]> = {
   chat: ["conversation", "model", "json"],
   conversations: ["limit", "after", "order", "json"],
   items: ["limit", "after", "order", "json"],
+  plan: ["spec", "base", "adapter", "specialists", "slots", "context", "json"],
 };
 /** The server's page bounds (1–100), checked here so a typo costs no request. */
 const MAX_LIMIT = 100;
@@ -136,6 +145,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
         connection,
       };
     }
+    case "plan":
+      return { command: readPlanCommand(values, rest), connection };
   }
 }
 

@@ -1,12 +1,14 @@
 import type { CliDeps } from "./cli-io.ts";
 import { formatHelp } from "./cli-help.ts";
 import { createMeshClient } from "./create-mesh-client.ts";
-import { EXIT_USAGE, describeCliError } from "./describe-cli-error.ts";
+import { EXIT_FAILURE, EXIT_USAGE, describeCliError } from "./describe-cli-error.ts";
 import { parseCliArgs, type CliArgs } from "./parse-cli-args.ts";
+import type { PlanCommand } from "./read-plan-command.ts";
 import { resolveConnection, type Connection } from "./resolve-connection.ts";
 import { runChat } from "./run-chat.ts";
 import { runConversationsCommand } from "./run-conversations-command.ts";
 import { runItemsCommand } from "./run-items-command.ts";
+import { runPlanCommand } from "./run-plan-command.ts";
 import { createTextStyle } from "./text-style.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -14,6 +16,17 @@ function reportUsageError(error: UsageError, deps: CliDeps): number {
   const helpCommand = error.command === undefined ? "molmesh --help" : `molmesh ${error.command} --help`;
   deps.stderr.write(`molmesh: ${error.message}\n(see ${helpCommand})\n`);
   return EXIT_USAGE;
+}
+
+/** `plan` works offline, so a bad MOL_BASE_URL or an unreachable mesh must not stop it. */
+async function runOfflinePlan(command: PlanCommand, deps: CliDeps): Promise<number> {
+  try {
+    return await runPlanCommand(command, deps);
+  } catch (error) {
+    if (error instanceof UsageError) return reportUsageError(error, deps);
+    deps.stderr.write(`molmesh: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_FAILURE;
+  }
 }
 
 async function runCommand(args: CliArgs, connection: Connection, deps: CliDeps): Promise<number> {
@@ -35,6 +48,8 @@ async function runCommand(args: CliArgs, connection: Connection, deps: CliDeps):
       return runConversationsCommand(command, io);
     case "items":
       return runItemsCommand(command, io);
+    case "plan":
+      return runPlanCommand(command, io);
   }
 }
 
@@ -48,6 +63,7 @@ export async function runMolmesh(argv: readonly string[], deps: CliDeps): Promis
   let connection: Connection;
   try {
     args = parseCliArgs(argv);
+    if (args.command.name === "plan") return await runOfflinePlan(args.command, deps);
     connection = resolveConnection(args.connection, deps.env);
   } catch (error) {
     if (error instanceof UsageError) return reportUsageError(error, deps);

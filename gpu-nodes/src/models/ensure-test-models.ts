@@ -87,7 +87,7 @@ export async function ensureTestModels(options: EnsureTestModelsOptions): Promis
   return paths;
 }
 
-function planTestModelPaths(outDir: string, fixturePath: string | undefined): TestModelPaths {
+export function planTestModelPaths(outDir: string, fixturePath: string | undefined): TestModelPaths {
   const adaptersFor = (prefix: string): Record<string, string> =>
     Object.fromEntries(TEST_ADAPTER_LABELS.map((label) => [label, join(outDir, `${prefix}-${label}.gguf`)]));
   const paths: TestModelPaths = {
