@@ -104,6 +104,8 @@ try {
     devApiKey,
     adminToken,
     persistDir: join(stateDir, "edge"),
+    // The local mesh is a developer's machine: webhook endpoints may point at a receiver on 127.0.0.1.
+    vars: { MOL_WEBHOOK_ALLOW_LOOPBACK: "true" },
   });
   await waitForHealthy(`${edge.url}/healthz`);
 } catch (error) {

@@ -45,3 +45,16 @@ export const idempotencyKeys = sqliteTable("idempotency_key", {
   turnId: text("turn_id").notNull(),
   createdAt: integer("created_at").notNull(),
 });
+
+/**
+ * Webhook events of this conversation not yet handed to the endpoints' delivery objects. Written in the same
+ * object as the timeline, and flushed (and retried by an alarm) afterwards: an event is never lost between the
+ * turn and its delivery queue.
+ */
+export const webhookOutbox = sqliteTable("webhook_outbox", {
+  /** The message id (`msg_…`), stable across re-flushes. */
+  id: text("id").primaryKey(),
+  eventType: text("event_type").notNull(),
+  body: text("body").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

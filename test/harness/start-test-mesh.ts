@@ -17,6 +17,8 @@ export interface TestMesh {
   edge: EdgeProcess;
   /** `fetch` against the edge with the test key. */
   api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  /** Stops the edge and starts it again on the same local state (Durable Objects, D1), as a deploy or crash would. */
+  restartEdge(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -43,17 +45,24 @@ export async function startTestMesh(
           engine: { contextSize: 4096, ...options.nodeOptions },
         });
   const persistDir = await mkdtemp(join(tmpdir(), "molmesh-edge-"));
-  const edge = await spawnEdgeOnFreePorts({
+  const edgeSettings = {
     natsWsUrl: nats.wsUrl,
     devApiKey: TEST_API_KEY,
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
     persistDir,
     ...(options.edgeVars ? { vars: options.edgeVars } : {}),
-  });
+  };
+  let edge = await spawnEdgeOnFreePorts(edgeSettings);
   return {
     nats,
     node,
-    edge,
+    get edge() {
+      return edge;
+    },
+    async restartEdge() {
+      await edge.stop();
+      edge = await spawnEdgeOnFreePorts(edgeSettings);
+    },
     api: (path, init = {}) => {
       const { json, headers, ...rest } = init;
       return fetch(`${edge.url}${path}`, {

@@ -4,6 +4,9 @@ import type { ConversationDirectory } from "../conversation/conversation-rpc.ts"
 import type { FleetHealth } from "../fleet/fleet-health.ts";
 import type { Principal } from "../tenancy/principal.ts";
 import type { TenantStore } from "../tenancy/tenant-store.ts";
+import type { WebhookUrlPolicy } from "../webhooks/check-webhook-url.ts";
+import type { WebhookDeliveryLog } from "../webhooks/webhook-delivery-log.ts";
+import type { WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
 
 /** Everything the HTTP layer needs, injected per request by the runtime adapter (Cloudflare in production). */
 export interface AppDeps {
@@ -19,6 +22,11 @@ export interface AppDeps {
   adminToken: string | undefined;
   /** Unix ms. */
   now(): number;
+  webhookEndpoints: WebhookEndpointStore;
+  /** One endpoint's delivery queue and log. */
+  webhookDeliveries(endpointId: string): WebhookDeliveryLog;
+  /** SSRF policy for endpoint URLs (loopback only on the local mesh). */
+  webhookUrlPolicy: WebhookUrlPolicy;
   /** Random id with a type prefix (`conv_…`). */
   newId(prefix: string): string;
 }

@@ -13,6 +13,8 @@ import { registerResponseRoutes } from "./routes/response-routes.ts";
 import { registerAdminRoutes } from "./routes/admin-routes.ts";
 import { registerAuditLogRoutes } from "./routes/audit-log-routes.ts";
 import { registerOpenApiPaths } from "./register-openapi-paths.ts";
+import { registerInboundHookRoutes } from "./routes/inbound-hook-routes.ts";
+import { registerWebhookEndpointRoutes } from "./routes/webhook-endpoint-routes.ts";
 
 /**
  * The public API (OpenAI-compatible, under /v1). Runtime-agnostic: the adapter passes `resolveDeps`, which turns
@@ -31,7 +33,8 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
 
   app.use("/v1/*", async (c, next) => {
     // The admin API authenticates with the operator's token instead (require-admin-token.ts).
-    if (c.req.path.startsWith("/v1/admin/")) return next();
+    // Inbound webhooks authenticate with their signature (inbound-hook-routes.ts).
+    if (c.req.path.startsWith("/v1/admin/") || c.req.path.startsWith("/v1/hooks/")) return next();
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     const principal = match?.[1] ? await c.var.deps.authenticate(match[1]) : undefined;
@@ -48,6 +51,8 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
   registerChatCompletionRoutes(app);
   registerAdminRoutes(app);
   registerAuditLogRoutes(app);
+  registerWebhookEndpointRoutes(app);
+  registerInboundHookRoutes(app);
 
   registerOpenApiPaths(app);
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });

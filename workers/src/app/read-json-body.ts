@@ -22,7 +22,7 @@ export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): 
     throw createUnsupportedMediaTypeError(contentType);
   const declared = Number(c.req.header("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw createPayloadTooLargeError(MAX_BODY_BYTES);
-  const bytes = await readLimited(c.req.raw.body, MAX_BODY_BYTES);
+  const bytes = await readLimitedBody(c.req.raw.body, MAX_BODY_BYTES);
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(bytes));
@@ -34,7 +34,11 @@ export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): 
   return parsed.data;
 }
 
-async function readLimited(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+/** Reads a body, counting bytes as they arrive: a 413 as soon as it passes `limit`. */
+export async function readLimitedBody(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<Uint8Array> {
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];

@@ -24,5 +24,6 @@ export function createConversationHandle(stub: DurableObjectStub<ConversationObj
     remove: () => stub.remove(),
     startTurn: (request) => startOverFetch(TURN_PATH, request),
     startStatelessTurn: (request) => startOverFetch(STATELESS_TURN_PATH, request),
+    startDetachedTurn: (request) => stub.startDetachedTurn(request),
   };
 }

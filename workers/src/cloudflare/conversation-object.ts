@@ -14,6 +14,7 @@ import type {
   StartTurnRequest,
   StartTurnResult,
   StatelessTurnRequest,
+  TurnRefusal,
 } from "../conversation/conversation-rpc.ts";
 import type { ConversationMeta } from "../conversation/conversation-store.ts";
 import { listItems } from "../conversation/list-items.ts";
@@ -27,6 +28,7 @@ import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
 import { STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
 import type { Env } from "./env.ts";
+import { ConversationWebhooks } from "./conversation-webhooks.ts";
 
 /**
  * One conversation: its append-only timeline in this object's SQLite, its views, and its turns, run one at a time.
@@ -43,6 +45,7 @@ export class ConversationObject
   readonly #placement: HopPlacement;
   readonly #hopTimeouts: HopTimeouts;
   readonly #harnessHash: Promise<string>;
+  readonly #webhooks: ConversationWebhooks;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -62,6 +65,31 @@ export class ConversationObject
       replyMs: readMs(env.MOL_HOP_REPLY_TIMEOUT_MS, DEFAULT_HOP_REPLY_TIMEOUT_MS),
     };
     this.#harnessHash = hashHarness(DEFAULT_HARNESS);
+    this.#webhooks = new ConversationWebhooks(ctx, env);
+    // A conversation created by an older build gets the newer tables (the webhook outbox) before any call.
+    void ctx.blockConcurrencyWhile(async () => {
+      if (this.#store.exists) await this.#store.migrate();
+    });
+  }
+
+  /** The webhook outbox's safety net: flushes what a crash or a failed flush left behind. */
+  override async alarm(): Promise<void> {
+    const meta = this.#store.readMeta();
+    if (meta) await this.#webhooks.flush(meta.tenantId);
+  }
+
+  /**
+   * A turn nobody streams (an inbound webhook started it): the object drains the parts itself, so the answer runs
+   * to completion and reaches the tenant through the outbound `conversation.turn.completed` event.
+   */
+  async startDetachedTurn(
+    request: StartTurnRequest,
+  ): Promise<{ ok: true; turnId: string } | { ok: false; refusal: TurnRefusal }> {
+    const turnId = newTurnId();
+    const result = await this.#startTurn(request, turnId);
+    if (!result.ok) return result;
+    void result.stream.pipeTo(new WritableStream()).catch(() => undefined);
+    return { ok: true, turnId };
   }
 
   async create(meta: ConversationMeta): Promise<ConversationMeta> {
@@ -109,11 +137,10 @@ export class ConversationObject
     return new Response(result.stream, { headers: { "content-type": "application/x-ndjson" } });
   }
 
-  async #startTurn(request: StartTurnRequest): Promise<StartTurnResult> {
+  async #startTurn(request: StartTurnRequest, turnId = newTurnId()): Promise<StartTurnResult> {
     const meta = this.#store.readMeta();
     if (!meta)
       return refuse(404, "conversation_not_found", `conversation ${request.conversationId} not found`);
-    const turnId = `turn_${crypto.randomUUID().replace(/-/g, "")}`;
     if (request.idempotency) {
       const seen = this.#store.readIdempotency(request.idempotency.key);
       if (seen && seen.requestHash !== request.idempotency.requestHash) {
@@ -145,8 +172,10 @@ export class ConversationObject
       try {
         const outcome = await runTurn(ctx, { turnId, ...request }, push, signal);
         close();
+        await this.#webhooks.emit(meta, this.#readTurn(meta.id, turnId), "turn");
         // Off the client's critical path, but inside the queue: the next turn sees this summary.
         await outcome.summarize();
+        await this.#webhooks.emit(meta, this.#readTurn(meta.id, turnId), "summary");
         await this.#chargeTokens(meta.tenantId, buildTurnRecord(meta.id, this.#store.readTurn(turnId)).mol);
       } catch (error) {
         push({
@@ -155,9 +184,14 @@ export class ConversationObject
           error: { code: "engine_failure", message: String(error) },
         });
         close();
+        await this.#webhooks.emit(meta, this.#readTurn(meta.id, turnId), "turn").catch(() => undefined);
       }
     });
     return { ok: true, stream };
+  }
+
+  #readTurn(conversationId: string, turnId: string) {
+    return buildTurnRecord(conversationId, this.#store.readTurn(turnId));
   }
 
   /** Counts the hops' real token figures against the tenant's per-minute bucket and monthly quota. */
@@ -191,6 +225,10 @@ const DEFAULT_HOP_FIRST_PART_TIMEOUT_MS = 3_000;
 const DEFAULT_HOP_REPLY_TIMEOUT_MS = 10_000;
 /** Silence between answer parts after which the node is taken as lost and the turn fails cleanly. */
 const DEFAULT_HOP_STALL_TIMEOUT_MS = 15_000;
+
+function newTurnId(): string {
+  return `turn_${crypto.randomUUID().replace(/-/g, "")}`;
+}
 
 function readMs(value: string | undefined, fallback: number): number {
   const parsed = Number(value);

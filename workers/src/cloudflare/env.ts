@@ -7,6 +7,8 @@ export interface Env {
   FLEET: DurableObjectNamespace;
   DB: D1Database;
   LIMITS: DurableObjectNamespace;
+  /** One delivery queue per webhook endpoint (WebhookEndpointObject). */
+  WEBHOOKS: DurableObjectNamespace;
   /** Per-tenant defaults: requests and tokens per minute, tokens per calendar month. */
   MOL_DEFAULT_RPM?: string;
   MOL_DEFAULT_TPM?: string;
@@ -30,4 +32,10 @@ export interface Env {
   MOL_DEV_API_KEY?: string;
   /** The operator's token for /v1/admin/* (a secret in production); unset disables the admin API. */
   MOL_ADMIN_TOKEN?: string;
+  /** Multiplies the webhook retry schedule (0 < x ≤ 1); e.g. 0.001 turns 3.5 days into ~5 minutes. Tests only. */
+  MOL_WEBHOOK_RETRY_COMPRESSION?: string;
+  /** "true" admits loopback webhook URLs (a receiver on 127.0.0.1); never in production. */
+  MOL_WEBHOOK_ALLOW_LOOPBACK?: string;
+  /** How long a receiver gets to answer one attempt (default 15 s). */
+  MOL_WEBHOOK_TIMEOUT_MS?: string;
 }

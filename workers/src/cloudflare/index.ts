@@ -5,14 +5,18 @@ import { createConversationHandle } from "./conversation-handle.ts";
 import { createD1ConversationIndex } from "./d1-conversation-index.ts";
 import { createD1TenantStore } from "./d1-tenant-store.ts";
 import type { Env } from "./env.ts";
+import { createD1WebhookEndpointStore } from "./d1-webhook-endpoint-store.ts";
+import { readWebhookSettings } from "./read-webhook-settings.ts";
 
 import type { ConversationObject } from "./conversation-object.ts";
 import type { FleetObject } from "./fleet-object.ts";
 import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
+import type { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
 
 export { ConversationObject } from "./conversation-object.ts";
 export { FleetObject } from "./fleet-object.ts";
 export { TenantLimiterObject } from "./tenant-limiter-object.ts";
+export { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
 
 function resolveDeps(env: unknown): AppDeps {
   const bindings = env as Env;
@@ -36,6 +40,10 @@ function resolveDeps(env: unknown): AppDeps {
       }),
     tenantStore,
     adminToken: bindings.MOL_ADMIN_TOKEN || undefined,
+    webhookEndpoints: createD1WebhookEndpointStore(bindings.DB),
+    webhookDeliveries: (endpointId) =>
+      bindings.WEBHOOKS.getByName(endpointId) as DurableObjectStub<WebhookEndpointObject>,
+    webhookUrlPolicy: { allowLoopback: readWebhookSettings(bindings).allowLoopback },
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,
   };

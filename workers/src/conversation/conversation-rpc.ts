@@ -41,6 +41,10 @@ export interface ConversationHandle {
   remove(): Promise<boolean>;
   startTurn(request: StartTurnRequest): Promise<StartTurnResult>;
   startStatelessTurn(request: StatelessTurnRequest): Promise<StartTurnResult>;
+  /** A turn that runs to completion with nobody streaming it (inbound webhooks); its answer goes out as an event. */
+  startDetachedTurn(
+    request: StartTurnRequest,
+  ): Promise<{ ok: true; turnId: string } | { ok: false; refusal: TurnRefusal }>;
 }
 
 /** Finds a conversation's handle; conversations are addressed under their tenant. */

@@ -27,7 +27,16 @@ export interface ApiKeyRecord {
 }
 
 export type AuditAction =
-  "tenant.created" | "tenant.limits_updated" | "api_key.created" | "api_key.rotated" | "api_key.revoked";
+  | "tenant.created"
+  | "tenant.limits_updated"
+  | "api_key.created"
+  | "api_key.rotated"
+  | "api_key.revoked"
+  | "webhook_endpoint.created"
+  | "webhook_endpoint.updated"
+  | "webhook_endpoint.deleted"
+  | "webhook_endpoint.secret_rotated"
+  | "webhook_endpoint.disabled";
 
 export interface AuditDraft {
   tenantId: string;

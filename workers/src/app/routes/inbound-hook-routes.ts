@@ -1,0 +1,94 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { ApiError } from "../../api/errors/api-error.ts";
+import { createInvalidJsonError, createNotFoundError } from "../../api/errors/request-errors.ts";
+import { sha256Hex } from "../../lib/sha256-hex.ts";
+import { MAX_INBOUND_BODY_BYTES, readInboundHook } from "../../webhooks/read-inbound-hook.ts";
+import { admitTurn } from "../admit-turn.ts";
+import type { AppEnv } from "../app-deps.ts";
+import { readLimitedBody } from "../read-json-body.ts";
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * `POST /v1/hooks/{endpoint_id}`: a third party's webhook (Standard Webhooks, GitHub or Slack) becomes a turn. The
+ * signature over the raw body is the authentication (no API key); a verified, new delivery is acknowledged with 202
+ * at once and its answer goes out as the tenant's `conversation.turn.completed` event. Every rejection happens
+ * before anything is stored.
+ */
+export function registerInboundHookRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.post("/v1/hooks/:endpoint_id", async (c) => {
+    const { deps } = c.var;
+    const endpointId = c.req.param("endpoint_id");
+    const bytes = await readLimitedBody(c.req.raw.body, MAX_INBOUND_BODY_BYTES);
+    let body: string;
+    try {
+      body = decoder.decode(bytes);
+    } catch {
+      throw createInvalidJsonError();
+    }
+    const endpoint = await deps.webhookEndpoints.getById(endpointId);
+    if (!endpoint?.inbound || endpoint.status !== "enabled")
+      throw createNotFoundError("webhook_endpoint", endpointId);
+    const read = await readInboundHook(endpoint.inbound, { headers: c.req.raw.headers, body, now: deps.now });
+    if (!read.ok) {
+      const { status, code, message } = read.rejection;
+      throw new ApiError({ status, type: "invalid_request_error", code, message });
+    }
+    const { hook } = read;
+    if (hook.kind === "challenge") return c.json({ challenge: hook.challenge });
+
+    const tenantId = endpoint.tenantId;
+    c.set("tenantId", tenantId);
+    const rateHeaders = await admitTurn(c);
+    const conversationId = `conv_${(await sha256Hex(`${endpoint.id}\n${hook.threadKey}`)).slice(0, 32)}`;
+    const receivedAt = Math.floor(deps.now() / 1000);
+    const fresh = await deps.webhookEndpoints.recordInbound({
+      endpointId,
+      deliveryId: hook.deliveryId,
+      conversationId,
+      receivedAt,
+    });
+    if (!fresh) {
+      throw new ApiError({
+        status: 409,
+        type: "invalid_request_error",
+        code: "duplicate_delivery",
+        message: `Delivery '${hook.deliveryId}' was already accepted.`,
+        headers: { "x-should-retry": "false" },
+      });
+    }
+    try {
+      const handle = deps.conversations(tenantId, conversationId);
+      const meta = await handle.create({
+        id: conversationId,
+        tenantId,
+        createdAt: receivedAt,
+        metadata: { source: "webhook", webhook_endpoint_id: endpoint.id, thread_key: hook.threadKey },
+      });
+      await deps.conversationIndex.add(meta);
+      const started = await handle.startDetachedTurn({
+        conversationId,
+        text: hook.text,
+        idempotency: { key: `hook:${endpoint.id}:${hook.deliveryId}`, requestHash: await sha256Hex(body) },
+      });
+      if (!started.ok) {
+        const { status, code, message } = started.refusal;
+        throw new ApiError({ status, type: "invalid_request_error", code, message });
+      }
+      return c.json(
+        {
+          object: "inbound_delivery",
+          delivery_id: hook.deliveryId,
+          conversation_id: conversationId,
+          turn_id: started.turnId,
+        },
+        202,
+        rateHeaders,
+      );
+    } catch (error) {
+      // The turn never started: forget the delivery so the sender's retry is accepted, not refused as a replay.
+      await deps.webhookEndpoints.forgetInbound(endpointId, hook.deliveryId);
+      throw error;
+    }
+  });
+}

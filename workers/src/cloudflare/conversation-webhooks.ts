@@ -1,0 +1,70 @@
+import type { ConversationMeta } from "../conversation/conversation-store.ts";
+import type { TurnRecord } from "../conversation/turn-record.ts";
+import {
+  buildSummaryCreatedEvent,
+  buildTurnCompletedEvent,
+  buildTurnFailedEvent,
+  type WebhookEvent,
+} from "../webhooks/build-webhook-event.ts";
+import { flushWebhookOutbox } from "../webhooks/flush-webhook-outbox.ts";
+import { createD1WebhookEndpointStore } from "./d1-webhook-endpoint-store.ts";
+import { DrizzleWebhookOutbox } from "./drizzle-webhook-outbox.ts";
+import type { Env } from "./env.ts";
+import type { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
+
+/** If a flush fails (D1 or a delivery object unreachable), the conversation's alarm retries it this much later. */
+const OUTBOX_RETRY_MS = 30_000;
+
+/** The conversation object's side of outbound webhooks: events go to the outbox first, then to the queues. */
+export class ConversationWebhooks {
+  readonly #ctx: DurableObjectState;
+  readonly #env: Env;
+  readonly #outbox: DrizzleWebhookOutbox;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    this.#ctx = ctx;
+    this.#env = env;
+    this.#outbox = new DrizzleWebhookOutbox(ctx.storage);
+  }
+
+  /** Records the event a finished turn (or its summary) raises, then flushes in the background. */
+  async emit(meta: ConversationMeta, turn: TurnRecord, phase: "turn" | "summary"): Promise<void> {
+    const event = await buildEvent(meta, turn, phase);
+    if (!event) return;
+    this.#outbox.add(event, Date.now());
+    // The alarm first, so an event outboxed just before a crash is still flushed.
+    await this.#ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
+    void this.flush(meta.tenantId).catch(() => undefined);
+  }
+
+  /** One flush at a time; a failure leaves the rows and the alarm in place. */
+  flush(tenantId: string): Promise<void> {
+    const run = this.#flushing.then(async () => {
+      if (this.#outbox.list().length === 0) return;
+      await flushWebhookOutbox({
+        tenantId,
+        outbox: this.#outbox,
+        endpoints: createD1WebhookEndpointStore(this.#env.DB),
+        deliveryLog: (endpointId) =>
+          this.#env.WEBHOOKS.getByName(endpointId) as DurableObjectStub<WebhookEndpointObject>,
+      });
+    });
+    this.#flushing = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function buildEvent(
+  meta: ConversationMeta,
+  turn: TurnRecord,
+  phase: "turn" | "summary",
+): Promise<WebhookEvent> | undefined {
+  const ctx = { conversationId: meta.id, metadata: meta.metadata, now: Date.now() };
+  if (phase === "summary") {
+    return turn.mol.summary.status === "ready" ? buildSummaryCreatedEvent(turn, ctx) : undefined;
+  }
+  if (turn.status === "completed") return buildTurnCompletedEvent(turn, ctx);
+  if (turn.status === "failed" || turn.status === "cancelled") return buildTurnFailedEvent(turn, ctx);
+  return undefined;
+}
