@@ -185,6 +185,26 @@ describe("outbound webhooks", () => {
 });
 
 describe("webhook endpoint API", () => {
+  it("documents the webhook paths in the OpenAPI document", async () => {
+    const doc = (await (await fetch(`${mesh.edge.url}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
+    for (const path of [
+      "/v1/webhook_endpoints",
+      "/v1/webhook_endpoints/{id}/rotate_secret",
+      "/v1/hooks/{id}",
+    ]) {
+      expect(doc.paths).toHaveProperty([path]);
+    }
+  });
+
+  it("needs the webhooks scope", async () => {
+    const response = await fetch(`${mesh.edge.url}/v1/webhook_endpoints`, {
+      headers: { authorization: "Bearer sk-nope" },
+    });
+    expect(response.status).toBe(401);
+  });
+
   it("refuses private, loopback-less and non-http URLs and unknown events with 400, storing nothing", async () => {
     const before = (await (await mesh.api("/v1/webhook_endpoints")).json()) as { data: unknown[] };
     for (const json of [

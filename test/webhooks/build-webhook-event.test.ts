@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import type { TurnRecord } from "../../workers/src/conversation/turn-record.ts";
+import {
+  MAX_INLINE_ANSWER_CHARS,
+  buildSummaryCreatedEvent,
+  buildTurnCompletedEvent,
+  buildTurnFailedEvent,
+} from "../../workers/src/webhooks/build-webhook-event.ts";
+
+function turn(overrides: Partial<TurnRecord> = {}): TurnRecord {
+  return {
+    ...{ turnId: "turn_1", conversationId: "conv_1", createdAt: 1, status: "completed" },
+    ...{
+      userItemId: "msg_u",
+      assistantItemId: "msg_a",
+      userText: "hi",
+      answerText: "hello",
+      finishReason: "stop",
+    },
+    mol: {
+      ...{ turnId: "turn_1", harnessHash: "h", label: "chat", adapter: "chat", source: "router", nodes: {} },
+      ...{ timings: { routeMs: 3 }, placement: {}, usage: {}, summary: { status: "ready", text: "greeted" } },
+    },
+    ...overrides,
+  } as TurnRecord;
+}
+const ctx = { conversationId: "conv_1", metadata: { thread_key: "t1" }, now: Date.UTC(2026, 10, 30) };
+
+describe("webhook events", () => {
+  it("gives each (turn, type) one stable message id", async () => {
+    const a = await buildTurnCompletedEvent(turn(), ctx);
+    const b = await buildTurnCompletedEvent(turn(), { ...ctx, now: ctx.now + 5_000 });
+    const c = await buildSummaryCreatedEvent(turn(), ctx);
+    expect(a.id).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(b.id).toBe(a.id);
+    expect(c.id).not.toBe(a.id);
+  });
+
+  it("carries the route, adapter, answer and metadata in {type, timestamp, data}", async () => {
+    const event = JSON.parse((await buildTurnCompletedEvent(turn(), ctx)).body) as Record<string, unknown>;
+    expect(event).toMatchObject({
+      type: "conversation.turn.completed",
+      timestamp: "2026-11-30T00:00:00.000Z",
+      data: { conversation_id: "conv_1", answer: "hello", adapter: "chat", route: { label: "chat" } },
+    });
+    expect(event).toHaveProperty("data.conversation_metadata.thread_key", "t1");
+  });
+
+  it("links rather than inlines a long answer", async () => {
+    const long = turn({ answerText: "x".repeat(MAX_INLINE_ANSWER_CHARS + 1) });
+    const data = (
+      JSON.parse((await buildTurnCompletedEvent(long, ctx)).body) as { data: Record<string, unknown> }
+    ).data;
+    expect(data).not.toHaveProperty("answer");
+    expect(data.answer_url).toBe("/v1/conversations/conv_1/items/msg_a");
+  });
+
+  it("reports a failure's code", async () => {
+    const failed = turn({ status: "failed", error: { code: "overloaded", message: "busy" } });
+    const data = (
+      JSON.parse((await buildTurnFailedEvent(failed, ctx)).body) as { data: Record<string, unknown> }
+    ).data;
+    expect(data.error).toEqual({ code: "overloaded", message: "busy" });
+  });
+});
