@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
+import { TEST_ADMIN_TOKEN, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 import { startWebhookReceiver, type ReceivedWebhook } from "../harness/start-webhook-receiver.ts";
 
 /** 0.0002 × the Standard Webhooks schedule: retries after ~0 ms, 60 ms, 360 ms, 1.4 s, 3.6 s, 7.2 s, … (~55 s in all). */
@@ -15,6 +15,7 @@ let mesh: TestMesh;
 
 beforeAll(async () => {
   mesh = await startTestMesh({
+    adminToken: TEST_ADMIN_TOKEN,
     edgeVars: { MOL_WEBHOOK_ALLOW_LOOPBACK: "true", MOL_WEBHOOK_RETRY_COMPRESSION: COMPRESSION },
   });
 }, 180_000);
@@ -198,11 +199,23 @@ describe("webhook endpoint API", () => {
     }
   });
 
-  it("needs the webhooks scope", async () => {
-    const response = await fetch(`${mesh.edge.url}/v1/webhook_endpoints`, {
-      headers: { authorization: "Bearer sk-nope" },
-    });
-    expect(response.status).toBe(401);
+  it("needs the webhooks scope, which a new key gets only when asked for", async () => {
+    const admin = (path: string, json: unknown) =>
+      fetch(`${mesh.edge.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(json),
+      }).then((r) => r.json() as Promise<{ id: string; key: string }>);
+    const tenant = await admin("/v1/admin/tenants", { name: "hooks" });
+    const plain = await admin(`/v1/admin/tenants/${tenant.id}/keys`, {});
+    const hooks = await admin(`/v1/admin/tenants/${tenant.id}/keys`, { scopes: ["webhooks"] });
+    const list = (key: string) =>
+      fetch(`${mesh.edge.url}/v1/webhook_endpoints`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await list(plain.key)).status).toBe(403);
+    const allowed = await list(hooks.key);
+    expect(allowed.status).toBe(200);
+    // Another tenant sees none of the dev tenant's endpoints.
+    expect(((await allowed.json()) as { data: unknown[] }).data).toEqual([]);
   });
 
   it("refuses private, loopback-less and non-http URLs and unknown events with 400, storing nothing", async () => {
