@@ -1,4 +1,5 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
 import { readMaxUserMessageBytes } from "../../../schema/harness/read-max-user-message-bytes.ts";
 import {
@@ -18,12 +19,10 @@ import {
   tenantIdParamsSchema,
 } from "../api/schemas/tenancy-schemas.ts";
 import type { AppEnv } from "./app-deps.ts";
+import { describeJsonResponse } from "./describe-json-response.ts";
 
 const limits = { maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) };
-const json = (description: string) => ({
-  description,
-  content: { "application/json": { schema: z.object({}).passthrough() } },
-});
+const json = describeJsonResponse;
 const errors = {
   400: json("Invalid request (OpenAI error envelope)"),
   401: json("Missing or wrong API key"),

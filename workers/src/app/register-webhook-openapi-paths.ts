@@ -6,11 +6,9 @@ import {
   updateWebhookEndpointBodySchema,
 } from "../api/schemas/webhook-schemas.ts";
 import type { AppEnv } from "./app-deps.ts";
+import { describeJsonResponse } from "./describe-json-response.ts";
 
-const json = (description: string) => ({
-  description,
-  content: { "application/json": { schema: z.object({}).passthrough() } },
-});
+const json = describeJsonResponse;
 const errors = {
   400: json("Invalid request (OpenAI error envelope)"),
   401: json("Missing or wrong API key"),
