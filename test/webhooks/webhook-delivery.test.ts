@@ -127,7 +127,7 @@ describe("outbound webhooks", () => {
     await runTurn();
     await receiver.waitFor((all) => all.length >= 1);
     let current: Endpoint = endpoint;
-    for (let i = 0; i < 50 && current.status !== "disabled"; i++) {
+    for (let i = 0; i < 200 && current.status !== "disabled"; i++) {
       await new Promise((r) => setTimeout(r, 100));
       current = (await (await mesh.api(`/v1/webhook_endpoints/${endpoint.id}`)).json()) as Endpoint;
     }
