@@ -20,6 +20,8 @@ import { createInstantEngine } from "./create-instant-engine.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { renderEdgeReport, type EdgeReport } from "./render-edge-report.ts";
 import { percentile, round, sum } from "./stats.ts";
+import { reportBenchProgress } from "./report-bench-progress.ts";
+import { describeBenchCommand } from "./describe-bench-command.ts";
 
 const LENGTHS = (process.env.MOL_BENCH_LENGTHS ?? "10,100,1000,5000").split(",").map(Number);
 const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
@@ -56,6 +58,8 @@ async function withEdge<T>(
     natsWsUrl,
     devApiKey: KEY,
     persistDir,
+    // The tenant's default request and token rates are for people, not for 5,000 back-to-back turns.
+    vars: { MOL_DEFAULT_RPM: "1000000", MOL_DEFAULT_TPM: "1000000000" },
   });
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${edge.url}${path}`, {
@@ -117,6 +121,7 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
       turns++;
       if (turns > length - SAMPLE_TURNS) samples.push(turn.clientMs - nodeMs(turn));
       if (turns % 500 === 0) process.stderr.write(`  ${turns} turns\n`);
+      if (turns % 10 === 0) reportBenchProgress("edge overhead (turns)", turns, Math.max(...LENGTHS));
     }
     rows.push({
       turns: length,
@@ -148,6 +153,7 @@ const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
   for (let i = 0; i < CRITICAL_TURNS; i++) {
     paced.push(await runTurn(post, id, `question ${i}: how do I build this?`, { max_output_tokens: 64 }));
     await waitForSummary(get, id);
+    reportBenchProgress("hop breakdown, paced turns", i + 1, CRITICAL_TURNS);
   }
   const items = (await get(`/v1/conversations/${id}/items?order=asc&limit=100`)) as {
     data: Array<{ role: string; mol?: Mol }>;
@@ -172,7 +178,11 @@ const backToBackBusy = breakdown.backToBack.map(
   (t) => (t.mol.timings.routeMs ?? 0) + (t.mol.timings.answerTotalMs ?? 0),
 );
 const report: EdgeReport = {
-  command: "npm run bench:edge",
+  command: describeBenchCommand("bench:edge", [
+    "MOL_BENCH_LENGTHS",
+    "MOL_BENCH_SAMPLE_TURNS",
+    "MOL_BENCH_CRITICAL_TURNS",
+  ]),
   machine: collectMachineFacts(),
   overhead,
   hops: {

@@ -18,6 +18,8 @@ import { renderFleetReport, type FleetModeResult } from "./render-fleet-report.t
 import { spawnBenchNode } from "./spawn-bench-node.ts";
 import { percentile, round, sum } from "./stats.ts";
 import { measureFleetRun, type HopSample } from "./measure-fleet-run.ts";
+import { reportBenchProgress } from "./report-bench-progress.ts";
+import { describeBenchCommand } from "./describe-bench-command.ts";
 
 const NODES = Number(process.env.MOL_BENCH_NODES ?? 4);
 const CONVERSATIONS = Number(process.env.MOL_BENCH_CONVERSATIONS ?? 64);
@@ -43,7 +45,8 @@ async function runMode(mode: "affinity" | "queue-group"): Promise<FleetModeResul
     natsWsUrl: nats.wsUrl,
     devApiKey: KEY,
     persistDir,
-    vars: { MOL_PLACEMENT: mode },
+    // The tenant's default request and token rates would cap a fast machine's run, not placement.
+    vars: { MOL_PLACEMENT: mode, MOL_DEFAULT_RPM: "1000000", MOL_DEFAULT_TPM: "1000000000" },
   });
   try {
     process.stderr.write(`${mode}: ${CONVERSATIONS} conversations × ${TURNS} turns on ${NODES} nodes…\n`);
@@ -53,6 +56,7 @@ async function runMode(mode: "affinity" | "queue-group"): Promise<FleetModeResul
       conversations: CONVERSATIONS,
       turns: TURNS,
       concurrency: CONCURRENCY,
+      onConversationDone: (done) => reportBenchProgress(`${mode} (conversations)`, done, CONVERSATIONS),
     });
     return summarize(mode, hops);
   } finally {
@@ -90,7 +94,12 @@ function summarize(mode: FleetModeResult["mode"], hops: HopSample[]): FleetModeR
 
 const results = [await runMode("affinity"), await runMode("queue-group")];
 const report = {
-  command: "npm run bench:fleet",
+  command: describeBenchCommand("bench:fleet", [
+    "MOL_BENCH_NODES",
+    "MOL_BENCH_CONVERSATIONS",
+    "MOL_BENCH_TURNS",
+    "MOL_BENCH_CONCURRENCY",
+  ]),
   machine: collectMachineFacts(),
   settings: {
     nodes: NODES,

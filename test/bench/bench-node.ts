@@ -18,6 +18,10 @@ import { collectMachineFacts } from "./machine-facts.ts";
 import { percentile, round, sum } from "./stats.ts";
 import { measureKvBytesPerSlot } from "./measure-kv-bytes.ts";
 import { renderNodeReport } from "./render-node-report.ts";
+import { measureKvReuse, type KvReuseRow } from "./measure-kv-reuse.ts";
+import { renderAppendOnlyView, renderNaiveView } from "./render-naive-view.ts";
+import { reportBenchProgress } from "./report-bench-progress.ts";
+import { describeBenchCommand } from "./describe-bench-command.ts";
 
 const THREADS = Number(process.env.MOL_BENCH_THREADS ?? defaultThreadCount(availableParallelism()));
 const TURNS = Number(process.env.MOL_BENCH_TURNS ?? 30);
@@ -53,6 +57,7 @@ for (const adapter of DEFAULT_ADAPTER_IDS) {
     completionTokens: finish.usage.completionTokens,
     decodeTokensPerSecond: round(finish.usage.completionTokens / (finish.timings.decodeMs / 1000), 1),
   });
+  reportBenchProgress("speed", speed.length, DEFAULT_ADAPTER_IDS.length);
 }
 
 // 2. Route hop latency, measured by the requester (NATS round trip included).
@@ -68,38 +73,31 @@ for (let i = 0; i < ROUTES; i++) {
     timeoutMs: 10_000,
   });
   routeMs.push(performance.now() - started);
+  if ((i + 1) % 10 === 0) reportBenchProgress("route latency", i + 1, ROUTES);
 }
 
-// 3. KV reuse over a growing conversation, per adapter. The ideal reuses everything already in the slot:
-// the previous view plus the previous answer (capped: the last prompt token is always evaluated).
-const reuse = [];
+// 3. KV reuse over a growing conversation, per adapter: with the append-only view molmesh builds, then with a
+// naive view builder that re-renders the prompt with a changing header (the baseline).
+const reuse: KvReuseRow[] = [];
+const naiveReuse: KvReuseRow[] = [];
+let reuseTurns = 0;
+const onTurn = () => reportBenchProgress("KV reuse", ++reuseTurns, 2 * TURNS * DEFAULT_ADAPTER_IDS.length);
 for (const adapter of DEFAULT_ADAPTER_IDS) {
-  let view = `system: you are the ${adapter} specialist.\n`;
-  let prompt = 0;
-  let cached = 0;
-  let ideal = 0;
-  let previous = { prompt: 0, completion: 0 };
-  for (let turn = 0; turn < TURNS; turn++) {
-    view += `user: turn ${turn}, please continue.\nassistant:`;
-    const { text, finish } = await collectAnswer(
-      t.client,
-      answerInput(`reuse-${adapter}`, adapter, view, { sampling: { maxTokens: 16, temperature: 0 } }),
-    );
-    prompt += finish.usage.promptTokens;
-    cached += finish.usage.cachedPromptTokens;
-    ideal += turn === 0 ? 0 : Math.min(previous.prompt + previous.completion, finish.usage.promptTokens - 1);
-    previous = { prompt: finish.usage.promptTokens, completion: finish.usage.completionTokens };
-    view += `${text}\n`;
-  }
-  reuse.push({
-    adapter,
-    turns: TURNS,
-    promptTokens: prompt,
-    cachedPromptTokens: cached,
-    idealCachedTokens: ideal,
-    cachedShareOfPrompt: round(cached / prompt, 3),
-    shareOfIdeal: round(cached / ideal, 3),
-  });
+  const run = { client: t.client, adapter, turns: TURNS, onTurn };
+  reuse.push(
+    await measureKvReuse({
+      ...run,
+      conversationId: `reuse-${adapter}`,
+      renderView: (history, user) => renderAppendOnlyView(adapter, history, user),
+    }),
+  );
+  naiveReuse.push(
+    await measureKvReuse({
+      ...run,
+      conversationId: `naive-${adapter}`,
+      renderView: (history, user) => renderNaiveView(adapter, history, user),
+    }),
+  );
 }
 const rssAfter = rss();
 
@@ -119,7 +117,7 @@ await t.stop();
 await nats.dispose();
 
 const report = {
-  command: "npm run bench:node",
+  command: describeBenchCommand("bench:node", ["MOL_BENCH_THREADS", "MOL_BENCH_TURNS", "MOL_BENCH_ROUTES"]),
   machine: collectMachineFacts(),
   settings: {
     model: "generated tiny llama (random weights)",
@@ -135,6 +133,7 @@ const report = {
     meanMs: round(sum(routeMs) / routeMs.length),
   },
   reuse,
+  naiveReuse,
   memory,
 };
 await writeFile(join(OUT_DIR, "node.json"), `${JSON.stringify(report, null, 2)}\n`);

@@ -37,6 +37,7 @@ export async function measureFleetRun(o: {
   conversations: number;
   turns: number;
   concurrency: number;
+  onConversationDone?: (done: number) => void;
 }): Promise<HopSample[]> {
   const headers = { authorization: `Bearer ${o.apiKey}`, "content-type": "application/json" };
   const post = async (path: string, body: unknown) => {
@@ -88,9 +89,13 @@ export async function measureFleetRun(o: {
     }
   };
   let next = 0;
+  let done = 0;
   await Promise.all(
     Array.from({ length: o.concurrency }, async () => {
-      while (next < o.conversations) await conversation(next++);
+      while (next < o.conversations) {
+        await conversation(next++);
+        o.onConversationDone?.(++done);
+      }
     }),
   );
   return samples;

@@ -13,7 +13,7 @@ export interface FleetModeResult {
   maxMinLoad: number;
 }
 
-interface FleetReport {
+export interface FleetReport {
   command: string;
   machine: Record<string, string | number>;
   settings: Record<string, string | number>;

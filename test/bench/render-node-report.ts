@@ -1,5 +1,8 @@
+import type { KvReuseRow } from "./measure-kv-reuse.ts";
 import { renderFacts, renderMarkdownRow } from "./render-markdown-row.ts";
-interface NodeReport {
+import { sum } from "./stats.ts";
+
+export interface NodeReport {
   command: string;
   machine: Record<string, string | number>;
   settings: Record<string, string | number>;
@@ -11,15 +14,9 @@ interface NodeReport {
     decodeTokensPerSecond: number;
   }>;
   route: { samples: number; p50Ms: number; p95Ms: number; meanMs: number };
-  reuse: Array<{
-    adapter: string;
-    turns: number;
-    promptTokens: number;
-    cachedPromptTokens: number;
-    idealCachedTokens: number;
-    cachedShareOfPrompt: number;
-    shareOfIdeal: number;
-  }>;
+  reuse: KvReuseRow[];
+  /** The same run with a naive view builder that re-renders the prompt with a changing header. */
+  naiveReuse: KvReuseRow[];
   memory: {
     baseFileBytes: number;
     adapterFileBytes: Record<string, number>;
@@ -64,27 +61,17 @@ export function renderNodeReport(r: NodeReport): string {
     "",
     `## KV reuse over a ${r.reuse[0]?.turns ?? 0}-turn conversation`,
     "",
-    "Ideal = everything already in the slot (previous view + previous answer) is reused.",
+    "Ideal = everything already in the slot (previous view + previous answer) is reused. Append-only views, as",
+    "molmesh builds them:",
     "",
-    renderMarkdownRow([
-      "adapter",
-      "prompt tokens",
-      "cached tokens",
-      "ideal cached",
-      "cached / prompt",
-      "cached / ideal",
-    ]),
-    renderMarkdownRow(["---", "---:", "---:", "---:", "---:", "---:"]),
-    ...r.reuse.map((x) =>
-      renderMarkdownRow([
-        x.adapter,
-        x.promptTokens,
-        x.cachedPromptTokens,
-        x.idealCachedTokens,
-        x.cachedShareOfPrompt,
-        x.shareOfIdeal,
-      ]),
-    ),
+    ...renderReuseTable(r.reuse),
+    "",
+    "Baseline: the same run with a deliberately naive view builder that re-renders the whole prompt each turn with",
+    "the turn number and the current time in its system line, so the prompt differs from the slot a few tokens in.",
+    "",
+    ...renderReuseTable(r.naiveReuse),
+    "",
+    renderReuseComparison(r.reuse, r.naiveReuse),
     "",
     "## Memory",
     "",
@@ -105,4 +92,43 @@ export function renderNodeReport(r: NodeReport): string {
     renderMarkdownRow(["process RSS after the run", mib(r.memory.rssAfterRunBytes)]),
     "",
   ].join("\n");
+}
+
+function renderReuseTable(rows: readonly KvReuseRow[]): string[] {
+  return [
+    renderMarkdownRow([
+      "adapter",
+      "prompt tokens",
+      "cached tokens",
+      "ideal cached",
+      "cached / prompt",
+      "cached / ideal",
+    ]),
+    renderMarkdownRow(["---", "---:", "---:", "---:", "---:", "---:"]),
+    ...rows.map((x) =>
+      renderMarkdownRow([
+        x.adapter,
+        x.promptTokens,
+        x.cachedPromptTokens,
+        x.idealCachedTokens,
+        x.cachedShareOfPrompt,
+        x.shareOfIdeal,
+      ]),
+    ),
+  ];
+}
+
+/** The one line a reader wants: how much prefill work the append-only views save over the naive ones. */
+function renderReuseComparison(real: readonly KvReuseRow[], naive: readonly KvReuseRow[]): string {
+  const total = (rows: readonly KvReuseRow[], pick: (row: KvReuseRow) => number) => sum(rows.map(pick));
+  const share = (rows: readonly KvReuseRow[]) =>
+    total(rows, (x) => x.cachedPromptTokens) / total(rows, (x) => x.promptTokens);
+  const evaluated = (rows: readonly KvReuseRow[]) =>
+    total(rows, (x) => x.promptTokens - x.cachedPromptTokens);
+  const pct = (value: number) => `${(value * 100).toFixed(1)} %`;
+  return (
+    `All adapters: append-only views **${pct(share(real))}** of prompt tokens cached, naive views ` +
+    `**${pct(share(naive))}**; the naive builder evaluates ${(evaluated(naive) / evaluated(real)).toFixed(1)}× as ` +
+    `many prompt tokens (${evaluated(naive)} vs ${evaluated(real)}).`
+  );
 }

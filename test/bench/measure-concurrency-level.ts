@@ -1,0 +1,73 @@
+import { percentile, round } from "./stats.ts";
+
+export interface ConcurrencyLevelResult {
+  concurrency: number;
+  /** Turns attempted: concurrency × turns per client. */
+  turns: number;
+  okTurns: number;
+  /** Failed turns by HTTP status and error code (`503 overloaded`, `network`), none retried. */
+  errors: Record<string, number>;
+  wallSeconds: number;
+  turnsPerSecond: number;
+  p50Ms: number;
+  p95Ms: number;
+}
+
+type Post = (path: string, body: unknown) => Promise<Response>;
+
+/**
+ * C clients at once, each with its own conversation, each sending its next message the moment the previous answer
+ * ends. A failed turn is counted under its status and code and the client carries on: an `overloaded` answer is a
+ * figure of this benchmark, not something to hide with retries.
+ */
+export async function measureConcurrencyLevel(o: {
+  post: Post;
+  concurrency: number;
+  turnsPerClient: number;
+  maxOutputTokens: number;
+  onTurn?: () => void;
+}): Promise<ConcurrencyLevelResult> {
+  const conversations = await Promise.all(
+    Array.from({ length: o.concurrency }, async () => {
+      const response = await o.post("/v1/conversations", {});
+      if (!response.ok)
+        throw new Error(`POST /v1/conversations: ${response.status} ${await response.text()}`);
+      return ((await response.json()) as { id: string }).id;
+    }),
+  );
+  const latencies: number[] = [];
+  const errors: Record<string, number> = {};
+  const fail = (key: string) => (errors[key] = (errors[key] ?? 0) + 1);
+  const started = performance.now();
+  await Promise.all(
+    conversations.map(async (conversation, client) => {
+      for (let turn = 0; turn < o.turnsPerClient; turn++) {
+        const sent = performance.now();
+        try {
+          const response = await o.post("/v1/responses", {
+            conversation,
+            input: `client ${client}, message ${turn}: what should I do next?`,
+            max_output_tokens: o.maxOutputTokens,
+          });
+          const body = (await response.json()) as { error?: { code?: string | null } };
+          if (response.ok) latencies.push(performance.now() - sent);
+          else fail(`${response.status} ${body.error?.code ?? "error"}`);
+        } catch {
+          fail("network");
+        }
+        o.onTurn?.();
+      }
+    }),
+  );
+  const wallSeconds = (performance.now() - started) / 1000;
+  return {
+    concurrency: o.concurrency,
+    turns: o.concurrency * o.turnsPerClient,
+    okTurns: latencies.length,
+    errors,
+    wallSeconds: round(wallSeconds, 2),
+    turnsPerSecond: round(latencies.length / wallSeconds, 2),
+    p50Ms: round(percentile(latencies, 50)),
+    p95Ms: round(percentile(latencies, 95)),
+  };
+}
