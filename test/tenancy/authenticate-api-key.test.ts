@@ -99,7 +99,7 @@ describe("the dev key (MOL_DEV_API_KEY)", () => {
     const principals = await Promise.all(Array.from({ length: 5 }, () => env.authenticate(DEV_KEY, DEV_KEY)));
     for (const principal of principals) {
       expect(principal?.tenantId).toBe(DEV_TENANT_ID);
-      expect(principal?.scopes).toEqual(["conversations", "responses", "chat", "admin"]);
+      expect(principal?.scopes).toEqual(["conversations", "responses", "chat", "admin", "webhooks"]);
     }
     expect(env.tenants.size).toBe(1);
     expect(env.keys.size).toBe(1);
