@@ -66,11 +66,12 @@ describe("planWebhookRetry", () => {
       expect(plan(2, status(code))).toMatchObject({ delayMs: 300_000 });
   });
 
-  it("honours retry-after on 429/502/503/504 only when it is later than the schedule", () => {
-    for (const code of [429, 502, 503, 504])
+  it("honours retry-after on 429 and 5xx only when it is later than the schedule", () => {
+    for (const code of [429, 500, 502, 503, 504])
       expect(plan(2, status(code, "900"))).toMatchObject({ delayMs: 900_000 });
     expect(plan(2, status(429, "60"))).toMatchObject({ delayMs: 300_000 });
-    expect(plan(2, status(500, "900"))).toMatchObject({ delayMs: 300_000 });
+    for (const code of [400, 404, 301])
+      expect(plan(2, status(code, "900"))).toMatchObject({ delayMs: 300_000 });
     const httpDate = new Date(NOW + 3_600_000).toUTCString();
     expect(plan(2, status(503, httpDate))).toMatchObject({ delayMs: 3_600_000, retryAt: NOW + 3_600_000 });
     expect(plan(2, status(503, "soon"))).toMatchObject({ delayMs: 300_000 });

@@ -22,8 +22,10 @@ export const WEBHOOK_MAX_ATTEMPTS = WEBHOOK_RETRY_SCHEDULE_MS.length;
 /** ±20 %: spreads retries after a receiver outage so they do not all land in the same second. */
 export const WEBHOOK_RETRY_JITTER = 0.2;
 
-/** Statuses that mean "overloaded, come back later", where the receiver's `retry-after` is worth honouring. */
-const BACK_OFF_STATUSES = new Set([429, 502, 503, 504]);
+/** 429 and any 5xx: the receiver is overloaded or failing, and its `retry-after` (if any) is worth honouring. */
+function isBackOffStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
 
 export type WebhookAttemptOutcome =
   { kind: "response"; status: number; retryAfter?: string | null } | { kind: "network_error" };
@@ -59,7 +61,7 @@ export function planWebhookRetry(result: WebhookAttemptResult): WebhookRetryDeci
   if (nextDelay === undefined) return { action: "dead_letter" };
   const jitter = 1 + (random() * 2 - 1) * WEBHOOK_RETRY_JITTER;
   let delayMs = nextDelay * jitter;
-  if (outcome.kind === "response" && BACK_OFF_STATUSES.has(outcome.status) && outcome.retryAfter) {
+  if (outcome.kind === "response" && isBackOffStatus(outcome.status) && outcome.retryAfter) {
     const askedMs = parseRetryAfterMs(outcome.retryAfter, now);
     if (askedMs !== undefined && askedMs > delayMs) delayMs = askedMs;
   }
