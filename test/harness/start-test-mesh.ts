@@ -15,6 +15,8 @@ export interface TestMesh {
   nats: NatsServerHandle;
   node: TestNode | undefined;
   edge: EdgeProcess;
+  /** The edge's local Durable Object and D1 state (`wrangler dev --persist-to`). */
+  persistDir: string;
   /** `fetch` against the edge with the test key. */
   api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   /** Stops the edge and starts it again on the same local state (Durable Objects, D1), as a deploy or crash would. */
@@ -56,6 +58,7 @@ export async function startTestMesh(
   return {
     nats,
     node,
+    persistDir,
     get edge() {
       return edge;
     },

@@ -1,10 +1,13 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_ADMIN_TOKEN, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
+import { queryLocalD1 } from "../harness/query-local-d1.ts";
 import { startWebhookReceiver, type ReceivedWebhook } from "../harness/start-webhook-receiver.ts";
 
 /** 0.0002 × the Standard Webhooks schedule: retries after ~0 ms, 60 ms, 360 ms, 1.4 s, 3.6 s, 7.2 s, … (~55 s in all). */
 const COMPRESSION = "0.0002";
+/** Seals signing secrets in D1, as production does; every delivery below is signed with secrets read back from it. */
+const SECRET_KEY = btoa(String.fromCharCode(...new Uint8Array(32).map((_, i) => 255 - i)));
 const ALL_EVENTS = [
   "conversation.turn.completed",
   "conversation.turn.failed",
@@ -16,7 +19,11 @@ let mesh: TestMesh;
 beforeAll(async () => {
   mesh = await startTestMesh({
     adminToken: TEST_ADMIN_TOKEN,
-    edgeVars: { MOL_WEBHOOK_ALLOW_LOOPBACK: "true", MOL_WEBHOOK_RETRY_COMPRESSION: COMPRESSION },
+    edgeVars: {
+      MOL_WEBHOOK_ALLOW_LOOPBACK: "true",
+      MOL_WEBHOOK_RETRY_COMPRESSION: COMPRESSION,
+      MOL_WEBHOOK_SECRET_KEY: SECRET_KEY,
+    },
   });
 }, 180_000);
 afterAll(async () => {
@@ -241,6 +248,16 @@ describe("webhook endpoint API", () => {
     const after = (await (await mesh.api("/v1/webhook_endpoints")).json()) as { data: unknown[] };
     expect(after.data).toHaveLength(before.data.length);
   });
+
+  it("stores signing secrets sealed, never as they are", async () => {
+    const endpoint = await createEndpoint("https://hooks.example.com/sealed");
+    const [row] = await queryLocalD1(
+      mesh.persistDir,
+      `SELECT secret FROM webhook_endpoints WHERE id = '${endpoint.id}'`,
+    );
+    expect(String(row?.secret)).toMatch(/^sealed:v1:/);
+    expect(String(row?.secret)).not.toContain(endpoint.secret.slice("whsec_".length));
+  }, 60_000);
 
   it("lists, updates and deletes endpoints and never shows the secret again", async () => {
     const endpoint = await createEndpoint("https://hooks.example.com/molmesh");

@@ -7,7 +7,7 @@ import {
   type WebhookEvent,
 } from "../webhooks/build-webhook-event.ts";
 import { flushWebhookOutbox } from "../webhooks/flush-webhook-outbox.ts";
-import { createD1WebhookEndpointStore } from "./d1-webhook-endpoint-store.ts";
+import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { DrizzleWebhookOutbox } from "./drizzle-webhook-outbox.ts";
 import type { Env } from "./env.ts";
 import type { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
@@ -45,7 +45,7 @@ export class ConversationWebhooks {
       await flushWebhookOutbox({
         tenantId,
         outbox: this.#outbox,
-        endpoints: createD1WebhookEndpointStore(this.#env.DB),
+        endpoints: openWebhookEndpointStore(this.#env),
         deliveryLog: (endpointId) =>
           this.#env.WEBHOOKS.getByName(endpointId) as DurableObjectStub<WebhookEndpointObject>,
       });

@@ -1,33 +1,65 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { auditLog } from "../../../schema/db/tenant-tables.ts";
-import { inboundDeliveries, webhookEndpoints } from "../../../schema/db/webhook-tables.ts";
-import type { WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
+import {
+  inboundDeliveries,
+  webhookEndpoints,
+  type InboundConfig,
+} from "../../../schema/db/webhook-tables.ts";
+import { PLAIN_SECRETS, type SecretSealer } from "../webhooks/create-secret-sealer.ts";
+import type { WebhookEndpoint, WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
 import { orderByCreation } from "./order-by-creation.ts";
 
-/** Webhook endpoints and inbound dedupe in D1; each change and its audit entry go in one batch (one transaction). */
-export function createD1WebhookEndpointStore(database: D1Database): WebhookEndpointStore {
+/**
+ * How long an accepted inbound delivery id is remembered. Standard Webhooks and Slack replays are already refused by
+ * their 5-minute timestamps; GitHub signs no timestamp and lets people redeliver for 3 days, so a week covers it.
+ */
+export const INBOUND_DEDUPE_RETENTION_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Webhook endpoints and inbound dedupe in D1; each change and its audit entry go in one batch (one transaction).
+ * Signing secrets go through `sealer` on their way in and out, so D1 holds them encrypted when a key is configured.
+ */
+export function createD1WebhookEndpointStore(
+  database: D1Database,
+  sealer: SecretSealer = PLAIN_SECRETS,
+): WebhookEndpointStore {
   const db = drizzle(database);
   const t = webhookEndpoints;
   const ofTenant = (tenantId: string, id: string) => and(eq(t.tenantId, tenantId), eq(t.id, id));
-  const read = async (tenantId: string, id: string) => {
+  const readRow = async (tenantId: string, id: string) => {
     const [row] = await db.select().from(t).where(ofTenant(tenantId, id));
     return row;
   };
+  const sealInbound = async (inbound: InboundConfig | null | undefined) =>
+    inbound ? { ...inbound, secret: await sealer.seal(inbound.secret) } : inbound;
+  const open = async (row: WebhookEndpoint | undefined): Promise<WebhookEndpoint | undefined> =>
+    row && {
+      ...row,
+      secret: await sealer.open(row.secret),
+      previousSecret: row.previousSecret === null ? null : await sealer.open(row.previousSecret),
+      inbound: row.inbound ? { ...row.inbound, secret: await sealer.open(row.inbound.secret) } : null,
+    };
+  const openAll = (rows: WebhookEndpoint[]) => Promise.all(rows.map(async (row) => (await open(row)) ?? row));
   return {
     async create(endpoint, audit) {
-      await db.batch([db.insert(t).values(endpoint), db.insert(auditLog).values(audit)]);
+      const sealed = {
+        ...endpoint,
+        secret: await sealer.seal(endpoint.secret),
+        inbound: (await sealInbound(endpoint.inbound)) ?? null,
+      };
+      await db.batch([db.insert(t).values(sealed), db.insert(auditLog).values(audit)]);
     },
 
     async getById(id) {
       const [row] = await db.select().from(t).where(eq(t.id, id));
-      return row;
+      return open(row);
     },
 
     async list(tenantId, query) {
       let anchor;
       if (query.after !== undefined) {
-        anchor = await read(tenantId, query.after);
+        anchor = await readRow(tenantId, query.after);
         if (!anchor) return { error: "unknown_after" };
       }
       const page = orderByCreation(t, query.order, anchor);
@@ -37,7 +69,7 @@ export function createD1WebhookEndpointStore(database: D1Database): WebhookEndpo
         .where(and(eq(t.tenantId, tenantId), page.after))
         .orderBy(...page.orderBy)
         .limit(query.limit + 1);
-      return { data: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+      return { data: await openAll(rows.slice(0, query.limit)), hasMore: rows.length > query.limit };
     },
 
     async listSubscribed(tenantId, type) {
@@ -45,25 +77,27 @@ export function createD1WebhookEndpointStore(database: D1Database): WebhookEndpo
         .select()
         .from(t)
         .where(and(eq(t.tenantId, tenantId), eq(t.status, "enabled")));
-      return rows.filter((row) => row.events.includes(type));
+      return openAll(rows.filter((row) => row.events.includes(type)));
     },
 
     async update(tenantId, id, patch, audit) {
-      if (!(await read(tenantId, id))) return undefined;
-      const change = db.update(t).set(patch).where(ofTenant(tenantId, id));
+      if (!(await readRow(tenantId, id))) return undefined;
+      const sealed =
+        patch.inbound === undefined ? patch : { ...patch, inbound: await sealInbound(patch.inbound) };
+      const change = db.update(t).set(sealed).where(ofTenant(tenantId, id));
       if (audit) await db.batch([change, db.insert(auditLog).values(audit)]);
       else await change;
-      return read(tenantId, id);
+      return open(await readRow(tenantId, id));
     },
 
     async rotateSecret(tenantId, id, rotation, audit) {
-      const current = await read(tenantId, id);
+      const current = await readRow(tenantId, id);
       if (!current) return undefined;
       await db.batch([
         db
           .update(t)
           .set({
-            secret: rotation.secret,
+            secret: await sealer.seal(rotation.secret),
             previousSecret: current.secret,
             previousSecretExpiresAt: rotation.previousSecretExpiresAt,
             updatedAt: rotation.updatedAt,
@@ -72,30 +106,28 @@ export function createD1WebhookEndpointStore(database: D1Database): WebhookEndpo
           .where(and(ofTenant(tenantId, id), eq(t.secret, current.secret))),
         db.insert(auditLog).values(audit),
       ]);
-      return read(tenantId, id);
+      return open(await readRow(tenantId, id));
     },
 
     async remove(tenantId, id, audit) {
-      if (!(await read(tenantId, id))) return false;
+      if (!(await readRow(tenantId, id))) return false;
       await db.batch([db.delete(t).where(ofTenant(tenantId, id)), db.insert(auditLog).values(audit)]);
       return true;
     },
 
     async recordInbound(row) {
-      const inserted = await db
-        .insert(inboundDeliveries)
-        .values(row)
-        .onConflictDoNothing()
-        .returning({ id: inboundDeliveries.deliveryId });
+      const d = inboundDeliveries;
+      const expired = row.receivedAt - INBOUND_DEDUPE_RETENTION_SECONDS;
+      const [, inserted] = await db.batch([
+        db.delete(d).where(and(eq(d.endpointId, row.endpointId), lt(d.receivedAt, expired))),
+        db.insert(d).values(row).onConflictDoNothing().returning({ id: d.deliveryId }),
+      ]);
       return inserted.length > 0;
     },
 
     async forgetInbound(endpointId, deliveryId) {
-      await db
-        .delete(inboundDeliveries)
-        .where(
-          and(eq(inboundDeliveries.endpointId, endpointId), eq(inboundDeliveries.deliveryId, deliveryId)),
-        );
+      const d = inboundDeliveries;
+      await db.delete(d).where(and(eq(d.endpointId, endpointId), eq(d.deliveryId, deliveryId)));
     },
   };
 }

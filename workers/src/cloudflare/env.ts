@@ -36,6 +36,11 @@ export interface Env {
   MOL_WEBHOOK_RETRY_COMPRESSION?: string;
   /** "true" admits loopback webhook URLs (a receiver on 127.0.0.1); never in production. */
   MOL_WEBHOOK_ALLOW_LOOPBACK?: string;
+  /**
+   * 32 random bytes in base64 (a secret): webhook signing secrets are stored AES-GCM-sealed with it. Unset (the local
+   * mesh), they are stored as they are.
+   */
+  MOL_WEBHOOK_SECRET_KEY?: string;
   /** How long a receiver gets to answer one attempt (default 15 s). */
   MOL_WEBHOOK_TIMEOUT_MS?: string;
 }

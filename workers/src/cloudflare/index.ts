@@ -5,7 +5,7 @@ import { createConversationHandle } from "./conversation-handle.ts";
 import { createD1ConversationIndex } from "./d1-conversation-index.ts";
 import { createD1TenantStore } from "./d1-tenant-store.ts";
 import type { Env } from "./env.ts";
-import { createD1WebhookEndpointStore } from "./d1-webhook-endpoint-store.ts";
+import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { readWebhookSettings } from "./read-webhook-settings.ts";
 
 import type { ConversationObject } from "./conversation-object.ts";
@@ -40,7 +40,7 @@ function resolveDeps(env: unknown): AppDeps {
       }),
     tenantStore,
     adminToken: bindings.MOL_ADMIN_TOKEN || undefined,
-    webhookEndpoints: createD1WebhookEndpointStore(bindings.DB),
+    webhookEndpoints: openWebhookEndpointStore(bindings),
     webhookDeliveries: (endpointId) =>
       bindings.WEBHOOKS.getByName(endpointId) as DurableObjectStub<WebhookEndpointObject>,
     webhookUrlPolicy: { allowLoopback: readWebhookSettings(bindings).allowLoopback },

@@ -3,7 +3,7 @@ import { DEFAULT_WEBHOOK_TIMEOUT_MS } from "../webhooks/attempt-webhook-delivery
 import { deliverDueMessages } from "../webhooks/deliver-due-messages.ts";
 import type { WebhookDeliveryLog } from "../webhooks/webhook-delivery-log.ts";
 import type { WebhookMessage } from "../webhooks/webhook-queue.ts";
-import { createD1WebhookEndpointStore } from "./d1-webhook-endpoint-store.ts";
+import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { DrizzleWebhookQueue } from "./drizzle-webhook-queue.ts";
 import type { Env } from "./env.ts";
 import { readWebhookSettings } from "./read-webhook-settings.ts";
@@ -35,7 +35,7 @@ export class WebhookEndpointObject extends DurableObject<Env> implements Webhook
     const endpointId = await this.ctx.storage.get<string>("endpointId");
     if (!endpointId) return;
     const settings = readWebhookSettings(this.env);
-    const store = createD1WebhookEndpointStore(this.env.DB);
+    const store = openWebhookEndpointStore(this.env);
     const next = await deliverDueMessages({
       queue: this.#queue,
       readEndpoint: () => store.getById(endpointId),
