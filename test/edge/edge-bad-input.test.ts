@@ -2,10 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 
 let mesh: TestMesh;
+const SLOW_MARKER = "hold-this-one";
 let conversationId: string;
 
 beforeAll(async () => {
-  mesh = await startTestMesh();
+  // Prompts that carry SLOW_MARKER are held before decoding, so a request is reliably still running when a test
+  // sends its twin (the tiny model would otherwise finish before the second request arrives on a fast machine).
+  mesh = await startTestMesh({
+    wrapEngine: (engine) => ({
+      ...engine,
+      generate: async (request) => {
+        if (request.prompt.includes(SLOW_MARKER)) await new Promise((r) => setTimeout(r, 1_500));
+        return engine.generate(request);
+      },
+    }),
+  });
   const created = await mesh.api("/v1/conversations", { method: "POST", json: {} });
   conversationId = ((await created.json()) as { id: string }).id;
   const first = await mesh.api("/v1/responses", {
@@ -152,14 +163,16 @@ describe("Idempotency-Key", () => {
   });
 
   it("answers 409 while the first request with the key is still running", async () => {
-    const body = { conversation: conversationId, input: "slow one", max_output_tokens: 400 };
+    const body = { conversation: conversationId, input: `slow one ${SLOW_MARKER}`, max_output_tokens: 16 };
     const headers = { "idempotency-key": "key-2" };
     const first = mesh.api("/v1/responses", { method: "POST", json: body, headers });
-    await new Promise((r) => setTimeout(r, 100));
-    const second = await mesh.api("/v1/responses", { method: "POST", json: body, headers });
-    expect(second.status).toBe(409);
-    expect(second.headers.get("retry-after")).toBe("1");
-    expect((await first).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    const second = mesh.api("/v1/responses", { method: "POST", json: body, headers });
+    // Whichever reached the conversation first runs; the other finds it in flight.
+    const [a, b] = await Promise.all([first, second]);
+    const refused = a.status === 409 ? a : b;
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    expect(refused.headers.get("retry-after")).toBe("1");
   });
 
   it("replays a streamed request as the same event stream", async () => {

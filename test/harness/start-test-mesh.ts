@@ -35,6 +35,7 @@ export async function startTestMesh(
     /** Enables the admin API (/v1/admin/*) with this token. */
     adminToken?: string;
     nodeOptions?: Parameters<typeof startTestNode>[0]["engine"];
+    wrapEngine?: Parameters<typeof startTestNode>[0]["wrapEngine"];
   } = {},
 ): Promise<TestMesh> {
   const nats = await startNatsServer();
@@ -45,6 +46,7 @@ export async function startTestMesh(
           natsUrl: nats.url,
           models: inject("models"),
           engine: { contextSize: 4096, ...options.nodeOptions },
+          ...(options.wrapEngine ? { wrapEngine: options.wrapEngine } : {}),
         });
   const persistDir = await mkdtemp(join(tmpdir(), "molmesh-edge-"));
   const edgeSettings = {

@@ -61,8 +61,11 @@ export async function startTestNode(options: {
   nodeId?: string;
   engine?: Partial<LlamaEngineOptions>;
   node?: Partial<Pick<GpuNodeOptions, "maxConcurrent" | "heartbeatIntervalMs" | "heartbeatTtlMs">>;
+  /** Wraps the real engine (e.g. to hold one request long enough to observe it in flight). */
+  wrapEngine?: (engine: Engine) => Engine;
 }): Promise<TestNode> {
-  const engine = await createLlamaEngine(buildTinyEngineOptions(options.models, options.engine));
+  const llama = await createLlamaEngine(buildTinyEngineOptions(options.models, options.engine));
+  const engine = options.wrapEngine ? options.wrapEngine(llama) : llama;
   const nodeNc = await connect({ servers: options.natsUrl, name: "test-gpu-node" });
   const client = await connect({ servers: options.natsUrl, name: "test-edge" });
   const { logger, logs } = createMemoryLogger();
