@@ -109,7 +109,10 @@ async function waitForHttp(url: string, timeoutMs: number, child: ChildProcess):
     try {
       const response = await fetch(url);
       await response.body?.cancel();
-      return;
+      // Only our Worker stamps x-request-id: anything else on this port (another process that took it first) is
+      // not the edge, and the wait goes on until wrangler's own exit says why.
+      if (response.headers.get("x-request-id")?.startsWith("req_")) return;
+      await new Promise((r) => setTimeout(r, 200));
     } catch {
       await new Promise((r) => setTimeout(r, 200));
     }
