@@ -3,13 +3,11 @@
  * whole local mesh (edge in wrangler dev, NATS, one GPU node process on the tiny model). Writes
  * test/bench/results/concurrency.json and concurrency.md. A benchmark, not a test: it asserts nothing.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
 import { ensureTestModels } from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import { spawnEdge } from "../../infra/local/spawn-edge.ts";
-import { findFreePort } from "../harness/free-port.ts";
+import { spawnBenchEdge } from "./spawn-bench-edge.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
@@ -34,16 +32,7 @@ const node = spawnBenchNode("node-1", nats.url, {
   ...Object.fromEntries(Object.entries(models.adapters).map(([id, path]) => [adapterEnvName(id), path])),
 });
 await node.ready;
-const persistDir = await mkdtemp(join(tmpdir(), "molmesh-bench-concurrency-"));
-const edge = await spawnEdge({
-  port: await findFreePort(),
-  inspectorPort: await findFreePort(),
-  natsWsUrl: nats.wsUrl,
-  devApiKey: KEY,
-  persistDir,
-  // The tenant's request and token rate limits would otherwise be what 64 clients measure.
-  vars: { MOL_DEFAULT_RPM: "1000000", MOL_DEFAULT_TPM: "1000000000" },
-});
+const edge = await spawnBenchEdge({ name: "concurrency", natsWsUrl: nats.wsUrl, devApiKey: KEY });
 const post = (path: string, body: unknown) =>
   fetch(`${edge.url}${path}`, {
     method: "POST",
@@ -77,7 +66,6 @@ try {
   await edge.stop();
   await node.stop();
   await nats.dispose();
-  await rm(persistDir, { recursive: true, force: true });
 }
 
 const report: ConcurrencyReport = {

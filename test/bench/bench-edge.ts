@@ -4,15 +4,13 @@
  * share of route + summary time on the client's critical path, on the real tiny model. Writes
  * test/bench/results/edge.json and edge.md. A benchmark, not a test: it asserts nothing.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
 import { ensureTestModels } from "../../gpu-nodes/src/models/ensure-test-models.ts";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
-import { spawnEdge } from "../../infra/local/spawn-edge.ts";
-import { findFreePort } from "../harness/free-port.ts";
+import { spawnBenchEdge } from "./spawn-bench-edge.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { createMemoryLogger, startTestNode } from "../harness/start-test-node.ts";
@@ -51,16 +49,7 @@ async function withEdge<T>(
   natsWsUrl: string,
   use: (post: (path: string, body: unknown) => Promise<unknown>, get: Get) => Promise<T>,
 ) {
-  const persistDir = await mkdtemp(join(tmpdir(), "molmesh-bench-edge-"));
-  const edge = await spawnEdge({
-    port: await findFreePort(),
-    inspectorPort: await findFreePort(),
-    natsWsUrl,
-    devApiKey: KEY,
-    persistDir,
-    // The tenant's default request and token rates are for people, not for 5,000 back-to-back turns.
-    vars: { MOL_DEFAULT_RPM: "1000000", MOL_DEFAULT_TPM: "1000000000" },
-  });
+  const edge = await spawnBenchEdge({ name: "edge", natsWsUrl, devApiKey: KEY });
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${edge.url}${path}`, {
       method: "POST",
@@ -78,7 +67,6 @@ async function withEdge<T>(
     return await use(post, get);
   } finally {
     await edge.stop();
-    await rm(persistDir, { recursive: true, force: true });
   }
 }
 

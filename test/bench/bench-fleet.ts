@@ -4,13 +4,11 @@
  * ideal (every previous view of the same (conversation, adapter) reused), p50/p95 time to first token, and the
  * max/min hops per node. Writes test/bench/results/fleet.json and fleet.md. A benchmark, not a test.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
 import { ensureTestModels } from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import { spawnEdge } from "../../infra/local/spawn-edge.ts";
-import { findFreePort } from "../harness/free-port.ts";
+import { spawnBenchEdge } from "./spawn-bench-edge.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
@@ -38,15 +36,11 @@ async function runMode(mode: "affinity" | "queue-group"): Promise<FleetModeResul
   const nats = await startNatsServer();
   const nodes = Array.from({ length: NODES }, (_, i) => spawnBenchNode(`node-${i + 1}`, nats.url, modelEnv));
   await Promise.all(nodes.map((n) => n.ready));
-  const persistDir = await mkdtemp(join(tmpdir(), "molmesh-bench-fleet-"));
-  const edge = await spawnEdge({
-    port: await findFreePort(),
-    inspectorPort: await findFreePort(),
+  const edge = await spawnBenchEdge({
+    name: "fleet",
     natsWsUrl: nats.wsUrl,
     devApiKey: KEY,
-    persistDir,
-    // The tenant's default request and token rates would cap a fast machine's run, not placement.
-    vars: { MOL_PLACEMENT: mode, MOL_DEFAULT_RPM: "1000000", MOL_DEFAULT_TPM: "1000000000" },
+    vars: { MOL_PLACEMENT: mode },
   });
   try {
     process.stderr.write(`${mode}: ${CONVERSATIONS} conversations × ${TURNS} turns on ${NODES} nodes…\n`);
@@ -63,7 +57,6 @@ async function runMode(mode: "affinity" | "queue-group"): Promise<FleetModeResul
     await edge.stop();
     await Promise.all(nodes.map((n) => n.stop()));
     await nats.dispose();
-    await rm(persistDir, { recursive: true, force: true });
   }
 }
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EdgeProcess } from "../../infra/local/spawn-edge.ts";
 import { spawnGpuNodeProcess, type GpuNodeProcess } from "../harness/spawn-gpu-node-process.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
-import { spawnEdgeOnFreePorts } from "../harness/start-test-mesh.ts";
+import { spawnEdgeOnFreePorts } from "../harness/spawn-edge-on-free-ports.ts";
 
 const KEY = "sk-fleet-test";
 let nats: NatsServerHandle;

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inject } from "vitest";
-import { spawnEdge, type EdgeProcess, type EdgeSettings } from "../../infra/local/spawn-edge.ts";
-import { findFreePort } from "./free-port.ts";
+import type { EdgeProcess } from "../../infra/local/spawn-edge.ts";
+import { spawnEdgeOnFreePorts } from "./spawn-edge-on-free-ports.ts";
 import { startNatsServer, type NatsServerHandle } from "./start-nats-server.ts";
 import { startTestNode, type TestNode } from "./start-test-node.ts";
 
@@ -87,26 +87,4 @@ export async function startTestMesh(
       await rm(persistDir, { recursive: true, force: true });
     },
   };
-}
-
-const EDGE_START_ATTEMPTS = 3;
-
-/**
- * Another test process may bind the same free port between the check and wrangler's bind; that is the one start
- * failure worth retrying, on fresh ports.
- */
-export async function spawnEdgeOnFreePorts(
-  settings: Omit<EdgeSettings, "port" | "inspectorPort">,
-): Promise<EdgeProcess> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await spawnEdge({
-        ...settings,
-        port: await findFreePort(),
-        inspectorPort: await findFreePort(),
-      });
-    } catch (error) {
-      if (attempt >= EDGE_START_ATTEMPTS || !String(error).includes("Address already in use")) throw error;
-    }
-  }
 }
