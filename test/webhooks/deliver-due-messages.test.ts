@@ -34,7 +34,7 @@ function setup(
   const deps: DeliveryDeps = {
     queue,
     readEndpoint: async () => options.endpoint ?? endpoint(),
-    disableEndpoint: async (reason) => void disabled.push(reason),
+    disableEndpoint: async (_endpoint, reason) => void disabled.push(reason),
     fetch: async (url, init) => {
       requests.push({ url: String(url), init: init ?? {} });
       const status = statuses.shift() ?? 200;

@@ -26,7 +26,10 @@ export class WebhookEndpointObject extends DurableObject<Env> implements Webhook
   /** Queues an event for this endpoint; a repeat of the same message id is a no-op. */
   async enqueue(endpointId: string, message: { id: string; eventType: string; body: string }): Promise<void> {
     await this.#ready;
-    await this.ctx.storage.put("endpointId", endpointId);
+    // Remembered for the alarm, which gets no arguments; written once, not on every event.
+    if ((await this.ctx.storage.get<string>("endpointId")) !== endpointId) {
+      await this.ctx.storage.put("endpointId", endpointId);
+    }
     if (this.#queue.enqueue({ ...message, now: Date.now() })) await this.#wakeBy(Date.now());
   }
 
@@ -39,9 +42,7 @@ export class WebhookEndpointObject extends DurableObject<Env> implements Webhook
     const next = await deliverDueMessages({
       queue: this.#queue,
       readEndpoint: () => store.getById(endpointId),
-      disableEndpoint: async (reason) => {
-        const endpoint = await store.getById(endpointId);
-        if (!endpoint) return;
+      disableEndpoint: async (endpoint, reason) => {
         const now = Math.floor(Date.now() / 1000);
         await store.update(
           endpoint.tenantId,

@@ -1,8 +1,19 @@
 import { attemptWebhookDelivery } from "./attempt-webhook-delivery.ts";
 import type { WebhookUrlPolicy } from "./check-webhook-url.ts";
-import { planWebhookRetry } from "./plan-webhook-retry.ts";
+import { planWebhookRetry, type WebhookRetryDecision } from "./plan-webhook-retry.ts";
 import { readSigningSecrets, type WebhookEndpoint } from "./webhook-endpoint-store.ts";
-import type { WebhookQueue } from "./webhook-queue.ts";
+import type { WebhookAttempt, WebhookMessage, WebhookQueue } from "./webhook-queue.ts";
+
+/** What each retry decision records: the attempt's outcome in the log and the message's new status. */
+const AFTER_DECISION: Record<
+  WebhookRetryDecision["action"],
+  { outcome: WebhookAttempt["outcome"]; status: WebhookMessage["status"] }
+> = {
+  delivered: { outcome: "delivered", status: "delivered" },
+  retry: { outcome: "retry", status: "pending" },
+  dead_letter: { outcome: "dead", status: "dead" },
+  disable_endpoint: { outcome: "disabled", status: "dead" },
+};
 
 /** Messages sent per wake-up; the rest wait for the next one, so one wake never runs unbounded. */
 export const DELIVERY_BATCH_SIZE = 25;
@@ -11,8 +22,8 @@ export interface DeliveryDeps {
   queue: WebhookQueue;
   /** Read fresh before each batch: a rotated secret, a new URL or a disable applies at once. */
   readEndpoint(): Promise<WebhookEndpoint | undefined>;
-  /** After a 410: the receiver said the endpoint is gone. */
-  disableEndpoint(reason: string): Promise<void>;
+  /** After a 410: the receiver said the endpoint is gone. Gets the endpoint this wake-up already read. */
+  disableEndpoint(endpoint: WebhookEndpoint, reason: string): Promise<void>;
   fetch: typeof fetch;
   now: () => number;
   random?: () => number;
@@ -55,33 +66,13 @@ export async function deliverDueMessages(deps: DeliveryDeps): Promise<number | u
       statusCode: report.statusCode,
       error: report.error,
     };
-    switch (decision.action) {
-      case "delivered":
-        queue.recordAttempt(
-          { ...base, outcome: "delivered" },
-          { status: "delivered", attempts: attempt, nextAttemptAt: null },
-        );
-        break;
-      case "retry":
-        queue.recordAttempt(
-          { ...base, outcome: "retry" },
-          { status: "pending", attempts: attempt, nextAttemptAt: decision.retryAt },
-        );
-        break;
-      case "dead_letter":
-        queue.recordAttempt(
-          { ...base, outcome: "dead" },
-          { status: "dead", attempts: attempt, nextAttemptAt: null },
-        );
-        break;
-      case "disable_endpoint":
-        queue.recordAttempt(
-          { ...base, outcome: "disabled" },
-          { status: "dead", attempts: attempt, nextAttemptAt: null },
-        );
-        await deps.disableEndpoint("gone");
-        queue.killPending("endpoint_disabled:gone", deps.now());
-        return undefined;
+    const { outcome, status } = AFTER_DECISION[decision.action];
+    const nextAttemptAt = decision.action === "retry" ? decision.retryAt : null;
+    queue.recordAttempt({ ...base, outcome }, { status, attempts: attempt, nextAttemptAt });
+    if (decision.action === "disable_endpoint") {
+      await deps.disableEndpoint(endpoint, "gone");
+      queue.killPending("endpoint_disabled:gone", deps.now());
+      return undefined;
     }
   }
   return queue.nextDueAt();
