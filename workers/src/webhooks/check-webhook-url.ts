@@ -7,6 +7,7 @@
  * metadata service; deliveries use `redirect: "manual"` and never follow a `Location` without checking it here; and a
  * Node-hosted sender must pin the checked address in its socket `lookup` rather than trust a second resolution.
  */
+import ipaddr from "ipaddr.js";
 
 export type WebhookUrlCheck =
   | { ok: true; url: string }
@@ -54,83 +55,66 @@ export function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy = {}): Web
 function classifyHost(host: string): HostClass {
   if (host === "") return "forbidden";
   if (host.startsWith("[")) {
-    const groups = parseIpv6(host.slice(1, -1));
-    return groups ? classifyIpv6(groups) : "forbidden";
+    const text = host.slice(1, -1);
+    return ipaddr.IPv6.isValid(text) ? classifyIpv6(ipaddr.IPv6.parse(text)) : "forbidden";
   }
-  const ipv4 = parseIpv4(host);
-  if (ipv4 !== undefined) return classifyIpv4(ipv4);
+  // Dotted-decimal only: the URL parser has normalised every other IPv4 spelling to this one.
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return classifyIpv4(ipaddr.IPv4.parse(host));
   if (host === "localhost" || host.endsWith(".localhost")) return "loopback";
   if (FORBIDDEN_HOSTNAMES.has(host) || FORBIDDEN_SUFFIXES.some((suffix) => host.endsWith(suffix)))
     return "forbidden";
   return "public";
 }
 
-/** Dotted-decimal only: the URL parser has normalised every other IPv4 spelling to this one. */
-function parseIpv4(host: string): number | undefined {
-  const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  if (!match) return undefined;
-  const octets = match.slice(1).map(Number);
-  if (octets.some((octet) => octet > 255)) return undefined;
-  return octets.reduce((value, octet) => value * 256 + octet, 0);
+/**
+ * ipaddr.js range names a tenant must not reach, besides loopback: "this network" (0.0.0.0 reaches the local host on
+ * Linux), RFC 1918, CGNAT, link-local (169.254.169.254 metadata), multicast, broadcast, and the IETF-reserved and
+ * test ranges.
+ */
+const FORBIDDEN_IPV4_RANGES: ReadonlySet<string> = new Set([
+  "unspecified",
+  "private",
+  "carrierGradeNat",
+  "linkLocal",
+  "multicast",
+  "broadcast",
+  "reserved",
+]);
+
+/** The IPv6 counterparts: `::`, link-local, old site-local, unique local (fc00::/7) and multicast. */
+const FORBIDDEN_IPV6_RANGES: ReadonlySet<string> = new Set([
+  "unspecified",
+  "linkLocal",
+  "deprecatedSiteLocal",
+  "uniqueLocal",
+  "multicast",
+]);
+
+/** ::a.b.c.d, the deprecated IPv4-compatible form: ipaddr.js has no range for it, but it reaches a.b.c.d. */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR("::/96");
+/** 64:ff9b::/96, the well-known NAT64 prefix: it reaches the embedded IPv4 address through the translator. */
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
+
+function classifyIpv4(address: ipaddr.IPv4): HostClass {
+  const range = address.range();
+  if (range === "loopback") return "loopback";
+  return FORBIDDEN_IPV4_RANGES.has(range) ? "forbidden" : "public";
 }
 
-/** [base, prefix length]: ranges a tenant must not reach, besides loopback. */
-const FORBIDDEN_IPV4: ReadonlyArray<readonly [string, number]> = [
-  ["0.0.0.0", 8], // "this network"; 0.0.0.0 reaches the local host on Linux
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10], // CGNAT
-  ["169.254.0.0", 16], // link-local, including 169.254.169.254 metadata
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24], // IETF protocol assignments
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15], // benchmarking
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved and broadcast
-];
-
-function isInIpv4Range(address: number, base: string, prefix: number): boolean {
-  const baseValue = parseIpv4(base) ?? 0;
-  const size = 2 ** (32 - prefix);
-  return Math.floor(address / size) === Math.floor(baseValue / size);
-}
-
-function classifyIpv4(address: number): HostClass {
-  if (isInIpv4Range(address, "127.0.0.0", 8)) return "loopback";
-  return FORBIDDEN_IPV4.some(([base, prefix]) => isInIpv4Range(address, base, prefix))
-    ? "forbidden"
-    : "public";
-}
-
-/** Eight 16-bit groups from the parser's canonical form (hex groups, at most one `::`, no dotted tail). */
-function parseIpv6(text: string): number[] | undefined {
-  const halves = text.split("::");
-  if (halves.length > 2) return undefined;
-  const toGroups = (part: string | undefined): number[] =>
-    part ? part.split(":").map((group) => Number.parseInt(group, 16)) : [];
-  const head = toGroups(halves[0]);
-  const tail = toGroups(halves[1]);
-  const missing = 8 - head.length - tail.length;
-  if (missing < 0 || (halves.length === 1 && missing !== 0)) return undefined;
-  const groups = [...head, ...Array<number>(missing).fill(0), ...tail];
-  return groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff)
-    ? groups
-    : undefined;
-}
-
-function classifyIpv6(groups: number[]): HostClass {
-  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = groups;
-  const embeddedIpv4 = g6 * 65_536 + g7;
-  const upperZero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
-  if (upperZero && g5 === 0 && g6 === 0 && g7 === 1) return "loopback"; // ::1
-  if (upperZero && g5 === 0 && g6 === 0 && g7 === 0) return "forbidden"; // ::
-  // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (deprecated compatible) reach the IPv4 address, so judge that instead.
-  if (upperZero && (g5 === 0xffff || g5 === 0)) return classifyIpv4(embeddedIpv4);
-  // 64:ff9b::/96 (NAT64) also reaches the embedded IPv4 address through the translator.
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) {
-    return classifyIpv4(embeddedIpv4) === "public" ? "public" : "forbidden";
+function classifyIpv6(address: ipaddr.IPv6): HostClass {
+  const range = address.range();
+  if (range === "loopback") return "loopback";
+  // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible) reach the IPv4 address, so judge that instead.
+  if (range === "ipv4Mapped" || address.match(IPV4_COMPATIBLE)) return classifyIpv4(embeddedIpv4(address));
+  if (address.match(NAT64_WELL_KNOWN)) {
+    return classifyIpv4(embeddedIpv4(address)) === "public" ? "public" : "forbidden";
   }
-  if ((g0 & 0xfe00) === 0xfc00) return "forbidden"; // fc00::/7 unique local
-  if ((g0 & 0xffc0) === 0xfe80 || (g0 & 0xffc0) === 0xfec0) return "forbidden"; // link-local, old site-local
-  if ((g0 & 0xff00) === 0xff00) return "forbidden"; // multicast
-  return "public";
+  // The rest of rfc6052 is 64:ff9b:1::/48, local-use NAT64, which may translate to private addresses.
+  return FORBIDDEN_IPV6_RANGES.has(range) || range === "rfc6052" ? "forbidden" : "public";
+}
+
+/** The IPv4 address in the last 32 bits. */
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 {
+  const bytes = address.toByteArray().slice(12);
+  return new ipaddr.IPv4(bytes);
 }
