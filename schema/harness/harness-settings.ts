@@ -112,3 +112,8 @@ export const harnessFieldsSchema = z.object({
 });
 export type HarnessDocument = z.infer<typeof harnessFieldsSchema>;
 export type HarnessDocumentInput = z.input<typeof harnessFieldsSchema>;
+
+/** Own keys only: a label such as "constructor" must not find Object.prototype's members. */
+export function findSpecialist(harness: HarnessDocument, label: string): SpecialistSettings | undefined {
+  return Object.hasOwn(harness.specialists, label) ? harness.specialists[label] : undefined;
+}

@@ -1,7 +1,9 @@
-import { countUtf8Bytes } from "./count-utf8-bytes.ts";
-import { findSpecialist } from "./find-specialist.ts";
-import type { HarnessDocument } from "./harness-settings.ts";
+import { findSpecialist, type HarnessDocument } from "./harness-settings.ts";
 import { renderSystemLine } from "./render-view-lines.ts";
+import { countUtf8Bytes } from "./utf8.ts";
+
+/** A user message may take at most this share of the smallest specialist budget. */
+export const MAX_USER_MESSAGE_BUDGET_SHARE = 0.25;
 
 /** How one adapter's byte budget splits up. */
 export interface ViewRoom {
@@ -16,6 +18,15 @@ export interface ViewRoom {
   reserveBytes: number;
   /** budget - header - reserve: what the compact forms and the full turns (the new user line included) share. */
   roomBytes: number;
+}
+
+/**
+ * The largest user message (UTF-8 bytes) the harness accepts; the API answers 400 above it. The harness
+ * check guarantees a message this large fits every view next to the header and the turn's reserve.
+ */
+export function readMaxUserMessageBytes(harness: HarnessDocument): number {
+  const budgets = Object.values(harness.specialists).map((s) => s.viewBudgetBytes);
+  return Math.floor(Math.min(...budgets) * MAX_USER_MESSAGE_BUDGET_SHARE);
 }
 
 export function measureViewRoom(harness: HarnessDocument, adapter: string): ViewRoom {

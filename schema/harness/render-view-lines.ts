@@ -1,6 +1,5 @@
-import { clipWithMark } from "./clip-with-mark.ts";
 import type { HarnessDocument } from "./harness-settings.ts";
-import { truncateCodePoints } from "./truncate-code-points.ts";
+import { clipWithMark, truncateCodePoints } from "./utf8.ts";
 
 /**
  * The lines views are made of. Each appended piece starts with a template and ends with `lineEnd`, so a

@@ -1,13 +1,9 @@
 import fc from "fast-check";
 import { PROPERTY_LIMITS } from "./property-limits.ts";
 import { describe, expect, it } from "vitest";
-import {
-  DEFAULT_HARNESS,
-  canonicalizeJson,
-  harnessDocumentSchema,
-  hashHarness,
-  type HarnessDocument,
-} from "../../schema/harness/index.ts";
+import { canonicalizeJson, hashHarness } from "../../schema/harness/content-hash.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -2,14 +2,16 @@ import fc from "fast-check";
 import { PROPERTY_LIMITS } from "./property-limits.ts";
 import { describe, expect, it } from "vitest";
 import type { HopFacts, TimelineEvent } from "../../schema/db/timeline-event.ts";
-import { DEFAULT_HARNESS, countUtf8Bytes, type HarnessDocument } from "../../schema/harness/index.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
+import { countUtf8Bytes } from "../../schema/harness/utf8.ts";
+import { ViewBudgetError } from "../../workers/src/views/conversation-views.ts";
 import {
-  ViewBudgetError,
-  buildConversationViews,
   renderAnswerPrompt,
   renderChatMessagesPrompt,
   type ChatPromptMessage,
-} from "../../workers/src/views/index.ts";
+} from "../../workers/src/views/render-prompts.ts";
+import { buildConversationViews } from "../../workers/src/views/views-reducer.ts";
 import { LARGE_HARNESS, SMALL_HARNESS } from "./test-harnesses.ts";
 import { textArb } from "./timeline-arbitrary.ts";
 

@@ -1,4 +1,5 @@
-import { DEFAULT_HARNESS, harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/index.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
 
 /** Replaces every specialist's settings with `patch` applied, and validates the result. */

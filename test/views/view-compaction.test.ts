@@ -1,15 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TimelineEvent } from "../../schema/db/timeline-event.ts";
-import { countUtf8Bytes, measureViewRoom, type HarnessDocument } from "../../schema/harness/index.ts";
+import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
+import { measureViewRoom } from "../../schema/harness/measure-view-room.ts";
+import { countUtf8Bytes } from "../../schema/harness/utf8.ts";
 import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
 import {
-  applyEventToViews,
   createConversationViews,
   findView,
   readViewText,
   type ConversationViews,
-} from "../../workers/src/views/index.ts";
+} from "../../workers/src/views/conversation-views.ts";
+import { applyEventToViews } from "../../workers/src/views/views-reducer.ts";
 import { ROOMY_HARNESS, SMALL_HARNESS, listAdapters } from "./test-harnesses.ts";
 import { buildTurnEvents, type TurnSpec } from "./timeline-arbitrary.ts";
 

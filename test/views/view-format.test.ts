@@ -1,14 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { HopFacts, TimelineEvent } from "../../schema/db/timeline-event.ts";
-import { DEFAULT_HARNESS, countUtf8Bytes, readMaxUserMessageBytes } from "../../schema/harness/index.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { readMaxUserMessageBytes } from "../../schema/harness/measure-view-room.ts";
+import { countUtf8Bytes } from "../../schema/harness/utf8.ts";
+import { findView, readViewText } from "../../workers/src/views/conversation-views.ts";
 import {
-  buildConversationViews,
-  findView,
-  readViewText,
   renderAnswerPrompt,
   renderRoutePrompt,
   renderSummaryPrompt,
-} from "../../workers/src/views/index.ts";
+} from "../../workers/src/views/render-prompts.ts";
+import { buildConversationViews } from "../../workers/src/views/views-reducer.ts";
 
 const hop: HopFacts = {
   nodeId: "n1",

@@ -2,22 +2,21 @@ import fc from "fast-check";
 import { PROPERTY_LIMITS } from "./property-limits.ts";
 import { describe, expect, it } from "vitest";
 import type { TimelineEvent } from "../../schema/db/timeline-event.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
+import { measureViewRoom } from "../../schema/harness/measure-view-room.ts";
+import { countUtf8Bytes } from "../../schema/harness/utf8.ts";
 import {
-  DEFAULT_HARNESS,
-  countUtf8Bytes,
-  measureViewRoom,
-  type HarnessDocument,
-} from "../../schema/harness/index.ts";
-import {
-  applyEventToViews,
-  buildConversationViews,
   createConversationViews,
   readViewText,
+  type ConversationViews,
+} from "../../workers/src/views/conversation-views.ts";
+import {
   renderAnswerPrompt,
   renderRoutePrompt,
   renderSummaryPrompt,
-  type ConversationViews,
-} from "../../workers/src/views/index.ts";
+} from "../../workers/src/views/render-prompts.ts";
+import { applyEventToViews, buildConversationViews } from "../../workers/src/views/views-reducer.ts";
 import { LARGE_HARNESS, SMALL_HARNESS, listAdapters } from "./test-harnesses.ts";
 import { timelineArb } from "./timeline-arbitrary.ts";
 

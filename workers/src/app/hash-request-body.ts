@@ -1,4 +1,4 @@
-import { canonicalizeJson } from "../../../schema/harness/canonicalize-json.ts";
+import { canonicalizeJson } from "../../../schema/harness/content-hash.ts";
 
 /** SHA-256 of a request body in canonical JSON, for Idempotency-Key comparisons. */
 export async function hashRequestBody(body: unknown): Promise<string> {

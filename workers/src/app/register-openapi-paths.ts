@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
-import { readMaxUserMessageBytes } from "../../../schema/harness/read-max-user-message-bytes.ts";
+import { readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
 import {
   conversationIdParamsSchema,
   createConversationBodySchema,

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
-import { hashHarness } from "../../../schema/harness/hash-harness.ts";
+import { hashHarness } from "../../../schema/harness/content-hash.ts";
 import { createNatsHopClient, type HopClient } from "../gpu/hop-client.ts";
 import type { HopPlacement } from "../conversation/place-hop.ts";
 import type { HopTimeouts } from "../conversation/turn-context.ts";

@@ -1,11 +1,11 @@
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
 import {
-  applyEventToViews,
+  VIEWS_FORMAT,
   createConversationViews,
   type ConversationViews,
-} from "../views/apply-event-to-views.ts";
-import { VIEWS_FORMAT } from "../views/conversation-views.ts";
+} from "../views/conversation-views.ts";
+import { applyEventToViews } from "../views/views-reducer.ts";
 import type { ConversationStore } from "./conversation-store.ts";
 
 /** Events read per page when views must be rebuilt (first load, or a new harness document). */

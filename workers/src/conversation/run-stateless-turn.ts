@@ -4,7 +4,7 @@ import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
 import type { HopClient } from "../gpu/hop-client.ts";
 import type { HopPlacement } from "./place-hop.ts";
 import type { HopTimeouts } from "./turn-context.ts";
-import { renderChatMessagesPrompt } from "../views/render-chat-messages-prompt.ts";
+import { renderChatMessagesPrompt } from "../views/render-prompts.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { StatelessTurnRequest } from "./conversation-rpc.ts";
 import { decideRoute } from "./decide-route.ts";

@@ -1,3 +1,8 @@
+import { findSpecialist, type HarnessDocument } from "../../../schema/harness/harness-settings.ts";
+import { measureViewRoom } from "../../../schema/harness/measure-view-room.ts";
+import { renderSystemLine } from "../../../schema/harness/render-view-lines.ts";
+import { countUtf8Bytes } from "../../../schema/harness/utf8.ts";
+
 /** Format tag of the stored state; a change of shape or rendering gets a new one (and a rebuild). */
 export const VIEWS_FORMAT = "molmesh.views.v1" as const;
 
@@ -41,4 +46,52 @@ export interface ConversationViews {
   turn: TurnProgress | null;
   /** The router's view first, then one per specialist in `router.labels` order. */
   views: ViewState[];
+}
+
+/** The content cannot fit an adapter's budget however it is compacted: a caller error (HTTP 400). */
+export class ViewBudgetError extends RangeError {
+  override readonly name = "ViewBudgetError";
+}
+
+/** The views of a conversation with no turn yet: each adapter's system line. */
+export function createConversationViews(harness: HarnessDocument): ConversationViews {
+  const { router } = harness;
+  const specialists = router.labels.map((label) => {
+    const specialist = findSpecialist(harness, label);
+    if (!specialist) throw new RangeError(`the harness has no specialist "${label}"`);
+    return createViewState(label, renderSystemLine(harness, specialist.systemPrompt));
+  });
+  return {
+    format: VIEWS_FORMAT,
+    turn: null,
+    views: [createViewState(router.adapter, renderSystemLine(harness, router.systemPrompt)), ...specialists],
+  };
+}
+
+export function createViewState(adapter: string, header: string): ViewState {
+  return { adapter, header, compacted: [], turns: [] };
+}
+
+/** The exact prompt text an adapter's view holds now. */
+export function readViewText(views: ConversationViews, adapter: string): string {
+  return joinView(findView(views, adapter));
+}
+
+export function findView(views: ConversationViews, adapter: string): ViewState {
+  const view = views.views.find((v) => v.adapter === adapter);
+  if (!view) throw new RangeError(`no view for adapter "${adapter}"`);
+  return view;
+}
+
+export function joinView(view: ViewState): string {
+  return view.header + view.compacted.join("") + view.turns.map((turn) => turn.full).join("");
+}
+
+/** The harness's room for this adapter, measured against the view's actual header (it may hold client system lines). */
+export function measureViewRoomBytes(
+  view: ViewState,
+  harness: HarnessDocument,
+): { roomBytes: number; budgetBytes: number } {
+  const { budgetBytes, reserveBytes } = measureViewRoom(harness, view.adapter);
+  return { budgetBytes, roomBytes: budgetBytes - reserveBytes - countUtf8Bytes(view.header) };
 }

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { canonicalizeJson } from "../../../../schema/harness/canonicalize-json.ts";
+import { canonicalizeJson } from "../../../../schema/harness/content-hash.ts";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
-import { readMaxUserMessageBytes } from "../../../../schema/harness/read-max-user-message-bytes.ts";
+import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
 import { formatChatCompletion, toChatCompletionId } from "../../api/format/format-chat-completion.ts";
 import {
   createChatCompletionBodySchema,

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
-import { readMaxUserMessageBytes } from "../../../../schema/harness/read-max-user-message-bytes.ts";
+import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
 import { createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatResponseObject } from "../../api/format/format-response-object.ts";
 import {

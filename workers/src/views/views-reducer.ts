@@ -1,0 +1,300 @@
+/**
+ * The views as a pure reducer over timeline events: each event only appends at the end of the views it
+ * reaches, and a turn's start is the one place a view compacts.
+ */
+import type { TimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import {
+  findSpecialist,
+  type CompactionSettings,
+  type HarnessDocument,
+} from "../../../schema/harness/harness-settings.ts";
+import { readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
+import {
+  renderAnswerLine,
+  renderRouteLine,
+  renderSummaryLine,
+  renderUserLine,
+} from "../../../schema/harness/render-view-lines.ts";
+import {
+  clipUtf8Bytes,
+  clipWithMark,
+  countUtf8Bytes,
+  replaceLoneSurrogates,
+} from "../../../schema/harness/utf8.ts";
+import {
+  ViewBudgetError,
+  createConversationViews,
+  joinView,
+  measureViewRoomBytes,
+  type ConversationViews,
+  type TurnProgress,
+  type ViewState,
+  type ViewTurn,
+} from "./conversation-views.ts";
+
+/**
+ * The views after one more timeline event. Pure: returns a new state and never mutates `views`. Events that
+ * do not fit the turn order (a route or answer for a turn no longer in progress, a repeated one) change
+ * nothing, so the result depends on the timeline alone. `summary_failed` appends nothing.
+ */
+export function applyEventToViews(
+  views: ConversationViews,
+  event: TimelineEvent,
+  harness: HarnessDocument,
+): ConversationViews {
+  switch (event.type) {
+    case "user_message":
+      return applyUserMessage(views, event, harness);
+    case "route_decision":
+      return applyRouteDecision(views, event, harness);
+    case "answer":
+      return applyAnswer(views, event, harness);
+    case "summary":
+      return applySummary(views, event, harness);
+    case "turn_failed":
+    case "turn_cancelled":
+      return applyTurnEnd(views, event.turnId);
+    case "summary_failed":
+      return views;
+  }
+}
+
+/** The views of a whole timeline; equal to applying its events one by one. */
+export function buildConversationViews(
+  events: readonly TimelineEvent[],
+  harness: HarnessDocument,
+): ConversationViews {
+  return events.reduce(
+    (views, event) => applyEventToViews(views, event, harness),
+    createConversationViews(harness),
+  );
+}
+
+/**
+ * A new turn: its user line goes into every view (the router's keeps at most `maxUserMessageChars`).
+ * A message over `readMaxUserMessageBytes` should have been refused by the API; if one is in the timeline
+ * anyway, the views clip it, so a stored timeline can never make the conversation unusable.
+ */
+function applyUserMessage(
+  views: ConversationViews,
+  event: TimelineEventOf<"user_message">,
+  harness: HarnessDocument,
+): ConversationViews {
+  if (views.turn?.turnId === event.turnId) return views;
+  const { router, compaction, templates } = harness;
+  const text = clipWithMark(
+    replaceLoneSurrogates(event.text),
+    readMaxUserMessageBytes(harness),
+    templates.clippedMark,
+  );
+  return {
+    ...views,
+    turn: { turnId: event.turnId, label: null, answeredBy: null, ended: false },
+    views: views.views.map((view) => {
+      const isRouter = view.adapter === router.adapter;
+      const fullChars = isRouter ? router.maxUserMessageChars : null;
+      const compactChars = isRouter
+        ? Math.min(router.maxUserMessageChars, compaction.compactUserMessageChars)
+        : compaction.compactUserMessageChars;
+      const lines = {
+        full: renderUserLine(harness, text, fullChars),
+        compact: renderUserLine(harness, text, compactChars),
+      };
+      return startViewTurn(
+        view,
+        event.turnId,
+        lines,
+        measureViewRoomBytes(view, harness).roomBytes,
+        compaction,
+      );
+    }),
+  };
+}
+
+/** The route line goes to the router's view only, right after the route cue its prompt ended with. */
+function applyRouteDecision(
+  views: ConversationViews,
+  event: TimelineEventOf<"route_decision">,
+  harness: HarnessDocument,
+): ConversationViews {
+  const turn = readOpenTurn(views, event.turnId);
+  if (!turn || turn.label !== null || turn.answeredBy !== null) return views;
+  const label = replaceLoneSurrogates(event.label);
+  const line = renderRouteLine(harness, label);
+  return {
+    ...views,
+    turn: { ...turn, label },
+    views: views.views.map((view) =>
+      view.adapter === harness.router.adapter
+        ? appendToViewTurn(
+            view,
+            turn.turnId,
+            { full: line, compact: line },
+            measureViewRoomBytes(view, harness).budgetBytes,
+          )
+        : view,
+    ),
+  };
+}
+
+/** The answer goes to the answering specialist's view only; its compact form is the summary, added later. */
+function applyAnswer(
+  views: ConversationViews,
+  event: TimelineEventOf<"answer">,
+  harness: HarnessDocument,
+): ConversationViews {
+  const turn = readOpenTurn(views, event.turnId);
+  const specialist = findSpecialist(harness, event.adapter);
+  if (!turn || turn.answeredBy !== null || !specialist) return views;
+  const line = renderAnswerLine(harness, replaceLoneSurrogates(event.text), specialist.answerViewMaxBytes);
+  return {
+    ...views,
+    turn: { ...turn, answeredBy: event.adapter },
+    views: views.views.map((view) =>
+      view.adapter === event.adapter
+        ? appendToViewTurn(view, turn.turnId, { full: line }, measureViewRoomBytes(view, harness).budgetBytes)
+        : view,
+    ),
+  };
+}
+
+/** A failed or cancelled turn appends nothing: its user line stays, and the next turn follows it. */
+function applyTurnEnd(views: ConversationViews, turnId: string): ConversationViews {
+  const turn = readOpenTurn(views, turnId);
+  return turn ? { ...views, turn: { ...turn, ended: true } } : views;
+}
+
+/** The turn in progress, if the event belongs to it and it has not ended. */
+function readOpenTurn(views: ConversationViews, turnId: string): TurnProgress | null {
+  const turn = views.turn;
+  return turn && turn.turnId === turnId && !turn.ended ? turn : null;
+}
+
+/**
+ * The summary line goes to every OTHER specialist's view (a specialist sees its own turns in full), and into
+ * every specialist's compact form of the turn. A summary that arrives after the next turn has started can no
+ * longer be appended (that would rewrite the middle of the views); it still reaches the compact forms.
+ */
+function applySummary(
+  views: ConversationViews,
+  event: TimelineEventOf<"summary">,
+  harness: HarnessDocument,
+): ConversationViews {
+  const specialist = findSpecialist(harness, event.adapter);
+  if (!specialist) return views;
+  const line = renderSummaryLine(
+    harness,
+    event.adapter,
+    replaceLoneSurrogates(event.text),
+    specialist.summary.viewMaxBytes,
+  );
+  const isLatestTurn = views.turn?.turnId === event.turnId;
+  return {
+    ...views,
+    views: views.views.map((view) => {
+      if (view.adapter === harness.router.adapter) return view;
+      const turn = view.turns.findLast((t) => t.turnId === event.turnId);
+      if (!turn || turn.summarised) return view;
+      const full = isLatestTurn && view.adapter !== event.adapter ? line : "";
+      const { budgetBytes } = measureViewRoomBytes(view, harness);
+      return appendToViewTurn(view, event.turnId, { full, compact: line, summarised: true }, budgetBytes);
+    }),
+  };
+}
+
+/**
+ * Opens a turn in one view with its first line. Compaction happens here and only here: `roomBytes` already
+ * keeps the turn's later lines' worst case free, so the turn's own hops never move the prefix.
+ */
+export function startViewTurn(
+  view: ViewState,
+  turnId: string,
+  lines: { full: string; compact: string },
+  roomBytes: number,
+  compaction: CompactionSettings,
+): ViewState {
+  const opened: ViewState = { ...view, turns: [...view.turns, { turnId, ...lines, summarised: false }] };
+  const usedBytes =
+    countUtf8Bytes(opened.compacted.join("")) +
+    countUtf8Bytes(opened.turns.map((turn) => turn.full).join(""));
+  return usedBytes <= roomBytes ? opened : compactView(opened, roomBytes, compaction);
+}
+
+/** What to add to one turn of one view. */
+export interface TurnAppend {
+  /** Appended to the turn's full text (only ever to the turn in progress). */
+  full?: string;
+  /** Appended to the turn's compact form. */
+  compact?: string;
+  summarised?: boolean;
+}
+
+/**
+ * Appends to the turn `turnId` of a view, if the view still holds it in full. Full text goes to the last turn
+ * only (anything else would rewrite the middle of the view, not its end), and is clipped to
+ * what is left of the budget: the turn's reserve makes that a no-op for a valid harness and well-formed
+ * timeline, and it keeps the budget a hard bound when they are not.
+ */
+export function appendToViewTurn(
+  view: ViewState,
+  turnId: string,
+  add: TurnAppend,
+  budgetBytes: number,
+): ViewState {
+  const index = view.turns.findLastIndex((turn) => turn.turnId === turnId);
+  const turn = view.turns[index];
+  if (!turn) return view;
+  const leftBytes = Math.max(0, budgetBytes - countUtf8Bytes(joinView(view)));
+  const updated: ViewTurn = {
+    ...turn,
+    full: index === view.turns.length - 1 ? turn.full + clipUtf8Bytes(add.full ?? "", leftBytes) : turn.full,
+    compact: turn.compact + (add.compact ?? ""),
+    summarised: turn.summarised || (add.summarised ?? false),
+  };
+  return { ...view, turns: view.turns.map((t, i) => (i === index ? updated : t)) };
+}
+
+/**
+ * Shrinks a view whose compact forms and full turns no longer fit `roomBytes`, in large steps so the
+ * view's prefix (and the engine's KV cache for it) then stays stable for many turns:
+ * 1. the cut jumps forward, turning the oldest full turns into their compact forms, until the full turns
+ *    take at most `keepFullFraction` of the room; the last turn (in progress) always stays in full;
+ * 2. if the compact forms now pass `compactMaxFraction`, the oldest are dropped down to `compactKeepFraction`;
+ * 3. if it still does not fit (a very large turn in progress), older compact forms go until it does.
+ */
+function compactView(view: ViewState, roomBytes: number, compaction: CompactionSettings): ViewState {
+  const turns = [...view.turns];
+  const compacted = [...view.compacted];
+  const compactSizes = compacted.map(countUtf8Bytes);
+  let fullBytes = sum(turns.map((turn) => countUtf8Bytes(turn.full)));
+  let compactBytes = sum(compactSizes);
+
+  while (turns.length > 1 && fullBytes > compaction.keepFullFraction * roomBytes) {
+    const oldest = turns.shift();
+    if (!oldest) break;
+    fullBytes -= countUtf8Bytes(oldest.full);
+    compacted.push(oldest.compact);
+    compactSizes.push(countUtf8Bytes(oldest.compact));
+    compactBytes += compactSizes.at(-1) ?? 0;
+  }
+  const dropTo =
+    compactBytes > compaction.compactMaxFraction * roomBytes
+      ? compaction.compactKeepFraction * roomBytes
+      : Infinity;
+  let dropped = 0;
+  while (dropped < compacted.length && (compactBytes > dropTo || compactBytes + fullBytes > roomBytes)) {
+    compactBytes -= compactSizes[dropped] ?? 0;
+    dropped += 1;
+  }
+  if (compactBytes + fullBytes > roomBytes) {
+    throw new ViewBudgetError(
+      `the turn in progress needs ${fullBytes} bytes but adapter "${view.adapter}" has ${roomBytes}; ` +
+        "check the harness with harnessDocumentSchema",
+    );
+  }
+  return { ...view, compacted: compacted.slice(dropped), turns };
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
