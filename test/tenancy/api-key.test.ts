@@ -1,11 +1,14 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { formatApiKey } from "../../workers/src/api/format/format-api-key.ts";
-import { generateBase62 } from "../../workers/src/lib/generate-base62.ts";
-import { timingSafeEqualText } from "../../workers/src/lib/timing-safe-equal-text.ts";
-import { API_KEY_FORMAT, parseApiKey } from "../../workers/src/tenancy/api-key-format.ts";
-import { issueApiKey } from "../../workers/src/tenancy/issue-api-key.ts";
-import { readLookupPrefix } from "../../workers/src/tenancy/read-lookup-prefix.ts";
+import { timingSafeEqualText } from "../../schema/harness/content-hash.ts";
+import {
+  API_KEY_FORMAT,
+  generateBase62,
+  issueApiKey,
+  parseApiKey,
+  readLookupPrefix,
+} from "../../workers/src/tenancy/api-key-format.ts";
 
 const issue = () =>
   issueApiKey({ id: "key_1", tenantId: "ten_1", name: null, scopes: ["responses"], createdAt: 1 });

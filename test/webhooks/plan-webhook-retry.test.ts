@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { parseRetryAfterMs } from "../../workers/src/webhooks/parse-retry-after-ms.ts";
 import {
-  planWebhookRetry,
   WEBHOOK_MAX_ATTEMPTS,
   WEBHOOK_RETRY_SCHEDULE_MS,
+  parseRetryAfterMs,
+  planWebhookRetry,
   type WebhookAttemptOutcome,
 } from "../../workers/src/webhooks/plan-webhook-retry.ts";
 

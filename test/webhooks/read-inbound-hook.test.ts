@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isJsonPointer, readJsonPointer } from "../../workers/src/webhooks/read-json-pointer.ts";
 import { readInboundHook } from "../../workers/src/webhooks/read-inbound-hook.ts";
-import { encodeHex } from "../../workers/src/webhooks/encode-hex.ts";
-import { hmacSha256 } from "../../workers/src/webhooks/hmac-sha256.ts";
+import { encodeHex } from "../../schema/harness/content-hash.ts";
+import { hmacSha256 } from "../../workers/src/webhooks/webhook-signatures.ts";
 
 describe("readJsonPointer (RFC 6901)", () => {
   const doc = { foo: ["bar", "baz"], "": 0, "a/b": 1, "m~n": 8, nested: { thread: { ts: "17.2" } } };

@@ -1,8 +1,7 @@
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { generateWebhookSecret } from "../../workers/src/webhooks/generate-webhook-secret.ts";
-import { signWebhook } from "../../workers/src/webhooks/sign-webhook.ts";
+import { generateWebhookSecret, signWebhook } from "../../workers/src/webhooks/webhook-signatures.ts";
 
 const body = JSON.stringify({
   type: "response.completed",

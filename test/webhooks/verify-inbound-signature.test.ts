@@ -1,12 +1,12 @@
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { generateWebhookSecret } from "../../workers/src/webhooks/generate-webhook-secret.ts";
-import { signWebhook } from "../../workers/src/webhooks/sign-webhook.ts";
 import {
+  generateWebhookSecret,
+  signWebhook,
   verifyInboundSignature,
   type InboundRequest,
-} from "../../workers/src/webhooks/verify-inbound-signature.ts";
+} from "../../workers/src/webhooks/webhook-signatures.ts";
 
 const body = '{"action":"opened","number":7}';
 const T = 1_700_000_000;

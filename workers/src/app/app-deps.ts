@@ -1,11 +1,11 @@
 import type { ConversationIndex } from "../conversation/conversation-index.ts";
-import type { TenantLimiter } from "../limits/tenant-limiter.ts";
+import type { TenantLimiter } from "../limits/tenant-limits.ts";
 import type { ConversationDirectory } from "../conversation/conversation-rpc.ts";
 import type { FleetHealth } from "../fleet/fleet-health.ts";
-import type { Principal } from "../tenancy/principal.ts";
+import type { Principal } from "../tenancy/api-key-scope.ts";
 import type { TenantStore } from "../tenancy/tenant-store.ts";
 import type { WebhookUrlPolicy } from "../webhooks/check-webhook-url.ts";
-import type { WebhookDeliveryLog } from "../webhooks/webhook-delivery-log.ts";
+import type { WebhookDeliveryLog } from "../webhooks/webhook-queue.ts";
 import type { WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
 
 /** Everything the HTTP layer needs, injected per request by the runtime adapter (Cloudflare in production). */

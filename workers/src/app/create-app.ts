@@ -4,6 +4,7 @@ import { ApiError } from "../api/errors/api-error.ts";
 import { createUnauthorizedError } from "../api/errors/request-errors.ts";
 import { toApiError } from "../api/errors/to-api-error.ts";
 import { toErrorResponse } from "../api/errors/to-error-envelope.ts";
+import { readBearerToken } from "./access-guards.ts";
 import type { AppDeps, AppEnv } from "./app-deps.ts";
 import { registerChatCompletionRoutes } from "./routes/chat-completion-routes.ts";
 import { registerConversationRoutes } from "./routes/conversation-routes.ts";
@@ -33,12 +34,11 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
   });
 
   app.use("/v1/*", async (c, next) => {
-    // The admin API authenticates with the operator's token instead (require-admin-token.ts).
+    // The admin API authenticates with the operator's token instead (access-guards.ts).
     // Inbound webhooks authenticate with their signature (inbound-hook-routes.ts).
     if (c.req.path.startsWith("/v1/admin/") || c.req.path.startsWith("/v1/hooks/")) return next();
-    const header = c.req.header("authorization") ?? "";
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    const principal = match?.[1] ? await c.var.deps.authenticate(match[1]) : undefined;
+    const token = readBearerToken(c);
+    const principal = token === undefined ? undefined : await c.var.deps.authenticate(token);
     if (!principal) throw createUnauthorizedError();
     c.set("tenantId", principal.tenantId);
     c.set("principal", principal);

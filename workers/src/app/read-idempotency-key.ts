@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { canonicalizeJson, sha256Hex } from "../../../schema/harness/content-hash.ts";
 import { ApiError } from "../api/errors/api-error.ts";
 
 const MAX_IDEMPOTENCY_KEY_CHARS = 255;
@@ -17,4 +18,9 @@ export function readIdempotencyKey(c: Context): string | undefined {
     });
   }
   return key;
+}
+
+/** SHA-256 of a request body in canonical JSON, for Idempotency-Key comparisons. */
+export async function hashRequestBody(body: unknown): Promise<string> {
+  return sha256Hex(canonicalizeJson(body));
 }

@@ -6,7 +6,7 @@ import {
   updateWebhookEndpointBodySchema,
 } from "../api/schemas/webhook-schemas.ts";
 import type { AppEnv } from "./app-deps.ts";
-import { describeJsonResponse } from "./describe-json-response.ts";
+import { describeJsonResponse } from "./register-openapi-paths.ts";
 
 const json = describeJsonResponse;
 const errors = {

@@ -1,8 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from "../webhooks/attempt-webhook-delivery.ts";
 import { deliverDueMessages } from "../webhooks/deliver-due-messages.ts";
-import type { WebhookDeliveryLog } from "../webhooks/webhook-delivery-log.ts";
-import type { WebhookMessage } from "../webhooks/webhook-queue.ts";
+import type { WebhookDeliveryLog, WebhookMessage } from "../webhooks/webhook-queue.ts";
 import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { DrizzleWebhookQueue } from "./drizzle-webhook-queue.ts";
 import type { Env } from "./env.ts";

@@ -12,3 +12,10 @@ export const DEFAULT_API_KEY_SCOPES: readonly ApiKeyScope[] = ["conversations", 
 export function isApiKeyScope(value: string): value is ApiKeyScope {
   return (API_KEY_SCOPES as readonly string[]).includes(value);
 }
+
+/** Who a request acts for: the tenant, the key it presented and what that key may do. */
+export interface Principal {
+  tenantId: string;
+  keyId: string;
+  scopes: readonly ApiKeyScope[];
+}

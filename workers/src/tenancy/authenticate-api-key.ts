@@ -1,10 +1,6 @@
-import { sha256Hex } from "../lib/sha256-hex.ts";
-import { timingSafeEqualText } from "../lib/timing-safe-equal-text.ts";
-import { parseApiKey } from "./api-key-format.ts";
-import { API_KEY_SCOPES } from "./api-key-scope.ts";
-import { isApiKeyActive } from "./is-api-key-active.ts";
-import type { Principal } from "./principal.ts";
-import { readLookupPrefix } from "./read-lookup-prefix.ts";
+import { sha256Hex, timingSafeEqualText } from "../../../schema/harness/content-hash.ts";
+import { isApiKeyActive, parseApiKey, readLookupPrefix } from "./api-key-format.ts";
+import { API_KEY_SCOPES, type Principal } from "./api-key-scope.ts";
 import type { TenantStore } from "./tenant-store.ts";
 
 /** The local mesh's tenant: the id the one dev key used before tenancy, so existing local state stays reachable. */

@@ -1,6 +1,5 @@
 import { DEFAULT_API_KEY_SCOPES, type ApiKeyScope } from "./api-key-scope.ts";
-import { isApiKeyActive } from "./is-api-key-active.ts";
-import { issueApiKey } from "./issue-api-key.ts";
+import { isApiKeyActive, issueApiKey } from "./api-key-format.ts";
 import type { ApiKeyRecord, Tenant, TenantStore } from "./tenant-store.ts";
 
 /** A key as created: `key` is the only time the secret exists outside the client. */

@@ -14,7 +14,7 @@ export interface ApiKeyRecord {
   id: string;
   tenantId: string;
   name: string | null;
-  /** What a presented key is looked up by (see read-lookup-prefix.ts). */
+  /** What a presented key is looked up by (see readLookupPrefix in api-key-format.ts). */
   prefix: string;
   /** Hex SHA-256 of the whole key. */
   secretHash: string;

@@ -1,6 +1,6 @@
 import { checkWebhookUrl, type WebhookUrlPolicy } from "./check-webhook-url.ts";
 import type { WebhookAttemptOutcome } from "./plan-webhook-retry.ts";
-import { signWebhook } from "./sign-webhook.ts";
+import { signWebhook } from "./webhook-signatures.ts";
 
 /** A receiver gets this long to answer; Standard Webhooks asks receivers to answer within 15 s. */
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000;

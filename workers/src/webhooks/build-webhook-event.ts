@@ -1,6 +1,6 @@
 import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
 import type { TurnRecord } from "../conversation/turn-record.ts";
-import { sha256Hex } from "../lib/sha256-hex.ts";
+import { sha256Hex } from "../../../schema/harness/content-hash.ts";
 
 /** An outbound event: `body` is what every attempt to every endpoint sends, byte for byte. */
 export interface WebhookEvent {

@@ -1,6 +1,6 @@
 import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
 import type { WebhookEvent } from "./build-webhook-event.ts";
-import type { WebhookDeliveryLog } from "./webhook-delivery-log.ts";
+import type { WebhookDeliveryLog } from "./webhook-queue.ts";
 import type { WebhookEndpointStore } from "./webhook-endpoint-store.ts";
 
 /** A conversation's events waiting to be handed to the endpoints' queues. */

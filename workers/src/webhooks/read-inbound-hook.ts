@@ -1,6 +1,6 @@
 import type { InboundConfig } from "../../../schema/db/webhook-tables.ts";
 import { readJsonPointer } from "./read-json-pointer.ts";
-import { verifyInboundSignature } from "./verify-inbound-signature.ts";
+import { verifyInboundSignature } from "./webhook-signatures.ts";
 
 /** Inbound bodies larger than this are refused before any work (Slack and GitHub payloads are far smaller). */
 export const MAX_INBOUND_BODY_BYTES = 256 * 1024;

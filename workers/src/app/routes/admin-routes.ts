@@ -15,9 +15,8 @@ import {
 import { formatTenantLimits } from "../../api/format/format-tenant-limits.ts";
 import { createTenantAdmin, type TenantAdmin } from "../../tenancy/create-tenant-admin.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { readJsonBody } from "../read-json-body.ts";
-import { readOptionalJsonBody } from "../read-optional-json-body.ts";
-import { requireAdminToken } from "../require-admin-token.ts";
+import { readJsonBody, readOptionalJsonBody } from "../read-json-body.ts";
+import { requireAdminToken } from "../access-guards.ts";
 
 /** Who the audit log names for changes made with the admin token. */
 const ADMIN_ACTOR = "admin";

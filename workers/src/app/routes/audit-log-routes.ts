@@ -4,7 +4,7 @@ import { formatAuditEntry, readAuditSeq } from "../../api/format/format-audit-en
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { auditLogQuerySchema } from "../../api/schemas/tenancy-schemas.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { requireScope } from "../require-scope.ts";
+import { requireScope } from "../access-guards.ts";
 
 /** `GET /v1/audit_log`: the calling key's own tenant's changes, for keys with the `admin` scope. */
 export function registerAuditLogRoutes(app: OpenAPIHono<AppEnv>): void {

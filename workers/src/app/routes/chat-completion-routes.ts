@@ -12,9 +12,9 @@ import { resolveModel } from "../../api/schemas/resolve-model.ts";
 import { createChatCompletionEventStream } from "../../api/sse/create-chat-completion-event-stream.ts";
 import type { StatelessTurnRequest } from "../../conversation/conversation-rpc.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { hashRequestBody } from "../hash-request-body.ts";
+import { hashRequestBody } from "../read-idempotency-key.ts";
 import { readJsonBody } from "../read-json-body.ts";
-import { requireScope } from "../require-scope.ts";
+import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream } from "../serve-turn.ts";
 import { admitTurn } from "../admit-turn.ts";
 

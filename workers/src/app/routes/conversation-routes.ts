@@ -10,7 +10,7 @@ import {
 } from "../../api/schemas/conversation-schemas.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody } from "../read-json-body.ts";
-import { requireScope } from "../require-scope.ts";
+import { requireScope } from "../access-guards.ts";
 import { requireConversation } from "./require-conversation.ts";
 
 /** `/v1/conversations`: create, read, list items, delete. */

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError } from "../../api/errors/api-error.ts";
 import { createInvalidJsonError, createNotFoundError } from "../../api/errors/request-errors.ts";
-import { sha256Hex } from "../../lib/sha256-hex.ts";
+import { sha256Hex } from "../../../../schema/harness/content-hash.ts";
 import { MAX_INBOUND_BODY_BYTES, readInboundHook } from "../../webhooks/read-inbound-hook.ts";
 import { admitTurn } from "../admit-turn.ts";
 import type { AppEnv } from "../app-deps.ts";

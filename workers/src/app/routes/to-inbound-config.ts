@@ -1,5 +1,5 @@
 import type { InboundConfig, InboundScheme } from "../../../../schema/db/webhook-tables.ts";
-import { generateWebhookSecret } from "../../webhooks/generate-webhook-secret.ts";
+import { generateWebhookSecret } from "../../webhooks/webhook-signatures.ts";
 
 /** The API's snake_case inbound settings as stored; a Standard Webhooks sender without a secret gets a new one. */
 export function toInboundConfig(body: {

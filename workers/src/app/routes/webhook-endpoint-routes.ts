@@ -16,11 +16,10 @@ import {
 } from "../../api/schemas/webhook-schemas.ts";
 import type { AuditAction } from "../../tenancy/tenant-store.ts";
 import { checkWebhookUrl } from "../../webhooks/check-webhook-url.ts";
-import { generateWebhookSecret } from "../../webhooks/generate-webhook-secret.ts";
+import { generateWebhookSecret } from "../../webhooks/webhook-signatures.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { readJsonBody } from "../read-json-body.ts";
-import { readOptionalJsonBody } from "../read-optional-json-body.ts";
-import { requireScope } from "../require-scope.ts";
+import { readJsonBody, readOptionalJsonBody } from "../read-json-body.ts";
+import { requireScope } from "../access-guards.ts";
 import { toInboundConfig } from "./to-inbound-config.ts";
 
 function checkUrl(c: Context<AppEnv>, url: string): string {

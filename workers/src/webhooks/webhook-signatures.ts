@@ -1,7 +1,56 @@
+/**
+ * Webhook signatures both ways: outbound deliveries are signed the Standard Webhooks way with `whsec_` secrets we
+ * generate; inbound hooks are verified for Standard Webhooks, GitHub and Slack.
+ */
 import { Webhook } from "standardwebhooks";
-import { timingSafeEqualText } from "../lib/timing-safe-equal-text.ts";
-import { encodeHex } from "./encode-hex.ts";
-import { hmacSha256 } from "./hmac-sha256.ts";
+import { encodeHex, timingSafeEqualText } from "../../../schema/harness/content-hash.ts";
+
+/** Prefix that marks a Standard Webhooks secret; the rest is the base64 of the key bytes. */
+export const WEBHOOK_SECRET_PREFIX = "whsec_";
+
+/** A fresh `whsec_` secret: 32 random bytes is inside the spec's 24–64 range and matches HMAC-SHA256's block strength. */
+export function generateWebhookSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  // btoa over a binary string, not Buffer, because workerd has no Buffer without the Node compatibility flag.
+  return WEBHOOK_SECRET_PREFIX + btoa(String.fromCharCode(...bytes));
+}
+
+export interface WebhookToSign {
+  /** Stable across retries: receivers dedupe on it. */
+  id: string;
+  /** Unix seconds of this attempt. */
+  timestamp: number;
+  body: string;
+  /** `whsec_<base64>`; two during rotation, so receivers holding either secret accept the delivery. */
+  secrets: readonly string[];
+}
+
+/** A type alias, not an interface, so it stays assignable to `Record<string, string>` and `HeadersInit`. */
+export type StandardWebhookHeaders = {
+  "webhook-id": string;
+  "webhook-timestamp": string;
+  "webhook-signature": string;
+};
+
+/**
+ * Signs one delivery attempt the Standard Webhooks way. The `standardwebhooks` package is pure JS (stablelib base64 +
+ * fast-sha256, no Buffer or node:crypto), so it is safe in workerd and keeps our bytes identical to what receivers
+ * using the same library compute.
+ */
+export function signWebhook({ id, timestamp, body, secrets }: WebhookToSign): StandardWebhookHeaders {
+  if (secrets.length === 0) throw new Error("signWebhook needs at least one secret");
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0)
+    throw new Error("timestamp must be whole unix seconds");
+  // Whitespace would break the header line (header injection); an empty id defeats receiver-side dedupe.
+  if (id === "" || /\s/.test(id)) throw new Error("webhook id must be non-empty and without whitespace");
+  const date = new Date(timestamp * 1000);
+  const signatures = secrets.map((secret) => new Webhook(secret).sign(id, date, body));
+  return {
+    "webhook-id": id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": signatures.join(" "),
+  };
+}
 
 export type InboundSignatureScheme = "standard" | "github" | "slack";
 
@@ -109,4 +158,17 @@ async function verifySlack(request: InboundRequest, read: HeaderReader): Promise
   const basestring = `v0:${timestampText}:${request.body}`;
   const ok = await matchesHexHmac(request.secrets, basestring, signature.slice("v0=".length));
   return ok ? { ok: true, deliveryId: signature } : { ok: false, reason: "bad_signature" };
+}
+
+/** HMAC-SHA256 keyed by a text secret's UTF-8 bytes, through WebCrypto so the same code runs in workerd and Node. */
+export async function hmacSha256(secret: string, message: string): Promise<Uint8Array> {
+  const encoder = new TextEncoder();
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message)));
 }

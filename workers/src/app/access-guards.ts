@@ -1,13 +1,13 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import {
   createAdminApiDisabledError,
   createAdminTokenRequiredError,
+  createInsufficientScopeError,
   createInvalidAdminTokenError,
 } from "../api/errors/request-errors.ts";
-import { sha256Hex } from "../lib/sha256-hex.ts";
-import { timingSafeEqualText } from "../lib/timing-safe-equal-text.ts";
+import { sha256Hex, timingSafeEqualText } from "../../../schema/harness/content-hash.ts";
+import type { ApiKeyScope } from "../tenancy/api-key-scope.ts";
 import type { AppEnv } from "./app-deps.ts";
-import { readBearerToken } from "./read-bearer-token.ts";
 
 /**
  * Guards the admin API with the operator's token (MOL_ADMIN_TOKEN): 401 for a missing or wrong token, 403 for
@@ -25,3 +25,16 @@ export const requireAdminToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   await next();
 };
+
+/** Refuses, with 403, a key that was authenticated but not granted `scope`. */
+export function requireScope(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!c.var.principal.scopes.includes(scope)) throw createInsufficientScopeError(scope);
+    await next();
+  };
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+export function readBearerToken(c: Context): string | undefined {
+  return /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+}
