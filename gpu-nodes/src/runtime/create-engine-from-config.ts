@@ -1,7 +1,7 @@
 import type { NodeConfig } from "../config/node-config.ts";
 import type { Engine } from "../engine/engine.ts";
 import { createLlamaEngine } from "../engine/llama/create-llama-engine.ts";
-import { createOpenAiHttpEngine } from "../engine/openai-http/create-openai-http-engine.ts";
+import { createOpenAiHttpEngine } from "../engine/openai-http/openai-http-engine.ts";
 import { fingerprintFile } from "./fingerprint-file.ts";
 import { resolveModelPath } from "./resolve-model-path.ts";
 

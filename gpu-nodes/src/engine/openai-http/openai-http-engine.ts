@@ -1,20 +1,61 @@
 import { EngineFailureError, UnknownAdapterError } from "../../../../schema/wire/v1/index.ts";
 import type { Engine, EngineAdapterSlots, EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
-import { buildCompletionBody } from "./build-completion-body.ts";
-import { computeFingerprint } from "./compute-fingerprint.ts";
+import { runCompletion } from "./completion-stream.ts";
 import { createEngineHttpClient } from "./engine-http-client.ts";
-import type { OpenAiHttpEngineOptions } from "./openai-http-engine-options.ts";
-import { prepareLlamaServerAdapters } from "./prepare-llama-server-adapters.ts";
-import { prepareVllmAdapters } from "./prepare-vllm-adapters.ts";
-import { createRecentConversations, type RecentConversations } from "./recent-conversations.ts";
-import { runCompletion } from "./run-completion.ts";
-import type { ServedAdapter } from "./served-adapter.ts";
+import {
+  OPENAI_HTTP_FLAVORS,
+  computeFingerprint,
+  type OpenAiHttpAdapterOption,
+  type OpenAiHttpFlavorName,
+  type ServedAdapter,
+} from "./flavors.ts";
 
-export type {
-  OpenAiHttpAdapterOption,
-  OpenAiHttpEngineOptions,
-  OpenAiHttpFlavor,
-} from "./openai-http-engine-options.ts";
+export type { OpenAiHttpAdapterOption, OpenAiHttpFlavorName } from "./flavors.ts";
+
+export interface OpenAiHttpEngineOptions {
+  flavor: OpenAiHttpFlavorName;
+  /** Server root, without `/v1` (e.g. `http://10.0.0.5:8000`). */
+  baseUrl: string;
+  apiKey?: string;
+  /** The served base model name (vLLM `--served-model-name`, or the model id `/v1/models` lists). */
+  baseModel: string;
+  adapters: readonly OpenAiHttpAdapterOption[];
+  /** Injected so the engine stays runtime-agnostic and tests can intercept it. */
+  fetch: typeof fetch;
+  /** Injected clock in milliseconds, for prefill/decode timings. */
+  now: () => number;
+  /** How many recently served conversations per adapter `snapshot()` reports as warm. */
+  warmSlotsPerAdapter: number;
+}
+
+export interface RecentConversations {
+  /** Marks a conversation as just served, evicting the least recently served past capacity. */
+  touch(conversationId: string): void;
+  /** Most recently served first. */
+  list(): string[];
+}
+
+/**
+ * The remote server manages the real KV (vLLM prefix cache, llama-server slots) and does not tell which
+ * conversations it still holds, so the conversations this node served last are the best warm hint we have.
+ */
+export function createRecentConversations(capacity: number): RecentConversations {
+  // A Map iterates in insertion order; re-inserting on touch keeps the oldest first.
+  const entries = new Map<string, true>();
+  return {
+    touch(conversationId) {
+      entries.delete(conversationId);
+      entries.set(conversationId, true);
+      for (const oldest of entries.keys()) {
+        if (entries.size <= capacity) break;
+        entries.delete(oldest);
+      }
+    },
+    list() {
+      return [...entries.keys()].reverse();
+    },
+  };
+}
 
 interface AdapterState {
   served: ServedAdapter;
@@ -39,11 +80,9 @@ function checkOptions(options: OpenAiHttpEngineOptions): void {
  */
 export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): Promise<Engine> {
   checkOptions(options);
+  const flavor = OPENAI_HTTP_FLAVORS[options.flavor];
   const client = createEngineHttpClient(options);
-  const prepared =
-    options.flavor === "vllm"
-      ? await prepareVllmAdapters(client, options)
-      : await prepareLlamaServerAdapters(client, options);
+  const prepared = await flavor.prepareAdapters(client, options);
   const states = new Map<string, AdapterState>(
     prepared.map((served) => [
       served.id,
@@ -57,7 +96,7 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
     const state = states.get(request.adapter);
     if (state === undefined) {
       throw new UnknownAdapterError(
-        `adapter "${request.adapter}" is not served by this ${options.flavor} engine`,
+        `adapter "${request.adapter}" is not served by this ${flavor.name} engine`,
       );
     }
     if (closing.signal.aborted) throw new EngineFailureError("engine is closed");
@@ -65,7 +104,7 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
     try {
       return await runCompletion({
         client,
-        body: buildCompletionBody(options.flavor, state.served.route, request),
+        body: flavor.buildCompletionBody(state.served.route, request),
         signal: AbortSignal.any([request.signal, closing.signal]),
         now: options.now,
         onTextDelta: request.onTextDelta,
@@ -87,10 +126,10 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
   }
 
   return {
-    kind: options.flavor,
+    kind: flavor.name,
     baseModel: {
       name: options.baseModel,
-      revision: await computeFingerprint([options.flavor, options.baseModel]),
+      revision: await computeFingerprint([flavor.name, options.baseModel]),
     },
     adapters: prepared.map((served) => ({ id: served.id, revision: served.revision, lora: served.lora })),
     generate,
