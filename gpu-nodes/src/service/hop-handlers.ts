@@ -13,7 +13,7 @@ import type { Engine, EngineGenerateResult } from "../engine/engine.ts";
 
 /**
  * The node's side of the three hops: each turns a validated request into engine calls and a wire reply.
- * (The edge's clients for the same hops are `runAnswerHop` & co. in workers/.)
+ * Named serve* because the edge has its own `runAnswerHop`, the client that sends this hop.
  */
 
 /** What every hop runner needs besides its request: injected, so runners stay pure of I/O setup. */
