@@ -4,12 +4,12 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  TEST_ADAPTER_LABELS,
   ensureTestModels,
   resolveTestModelDefaults,
-  TEST_ADAPTER_LABELS,
+  type TestModelPaths,
 } from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import type { TestModelPaths } from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/read-gguf-file.ts";
+import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/reader.ts";
 import { fingerprintFile } from "../../gpu-nodes/src/models/test-model-manifest.ts";
 
 const { fixturePath } = resolveTestModelDefaults();

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildSpmVocab, SPM_SPACE, SPM_TOKEN_TYPE } from "../../gpu-nodes/src/models/build-spm-vocab.ts";
-import { getGgufArray, getGgufNumber } from "../../gpu-nodes/src/models/gguf/get-gguf-metadata.ts";
-import { measureGgufTensors } from "../../gpu-nodes/src/models/gguf/measure-gguf-tensors.ts";
+import { getGgufArray, getGgufNumber, measureGgufTensors } from "../../gpu-nodes/src/models/gguf/types.ts";
 import { buildLoraAdapter } from "../../gpu-nodes/src/models/lora-adapter.ts";
 import { buildTinyLlama, TINY_LLAMA_DEFAULTS } from "../../gpu-nodes/src/models/tiny-llama.ts";
 import { TINY_VOCAB_WORDS } from "../../gpu-nodes/src/models/tiny-vocab-words.ts";

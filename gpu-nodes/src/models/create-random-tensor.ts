@@ -1,8 +1,6 @@
 import { generateNormalValues } from "./create-seeded-random.ts";
-import { encodeF32Tensor } from "./gguf/encode-tensor-data.ts";
-import { GGML_TYPE } from "./gguf/ggml-type.ts";
-import { countTensorElements } from "./gguf/measure-gguf-tensors.ts";
-import type { GgufTensorInput } from "./gguf/write-gguf.ts";
+import { encodeF32Tensor, type GgufTensorInput } from "./gguf/writer.ts";
+import { GGML_TYPE, countTensorElements } from "./gguf/types.ts";
 
 /** An F32 tensor of Normal(0, std) values, generated only when the writer reaches it. */
 export function createRandomTensor(

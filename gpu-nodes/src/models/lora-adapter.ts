@@ -1,9 +1,7 @@
 import { createRandomTensor } from "./create-random-tensor.ts";
 import { deriveSeed } from "./create-seeded-random.ts";
-import { getGgufString } from "./gguf/get-gguf-metadata.ts";
-import type { GgufMetadata, GgufValue } from "./gguf/gguf-types.ts";
-import type { TensorShape } from "./gguf/measure-gguf-tensors.ts";
-import type { GgufTensorInput, GgufWriteInput } from "./gguf/write-gguf.ts";
+import { getGgufString, type GgufMetadata, type GgufValue, type TensorShape } from "./gguf/types.ts";
+import type { GgufTensorInput, GgufWriteInput } from "./gguf/writer.ts";
 
 export interface LoraAdapterOptions {
   /** The base model's header (or anything with its metadata and tensor shapes). */

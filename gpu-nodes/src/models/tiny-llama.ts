@@ -1,11 +1,8 @@
-import { buildSpmVocab, SPM_TOKEN_TYPE } from "./build-spm-vocab.ts";
-import type { SpmVocab } from "./build-spm-vocab.ts";
+import { SPM_TOKEN_TYPE, buildSpmVocab, type SpmVocab } from "./build-spm-vocab.ts";
 import { createFilledTensor, createRandomTensor } from "./create-random-tensor.ts";
 import { deriveSeed, generateNormalValues } from "./create-seeded-random.ts";
-import { encodeF32Tensor } from "./gguf/encode-tensor-data.ts";
-import { GGML_TYPE } from "./gguf/ggml-type.ts";
-import type { GgufValue } from "./gguf/gguf-types.ts";
-import type { GgufTensorInput, GgufWriteInput } from "./gguf/write-gguf.ts";
+import { encodeF32Tensor, type GgufTensorInput, type GgufWriteInput } from "./gguf/writer.ts";
+import { GGML_TYPE, type GgufValue } from "./gguf/types.ts";
 import { TINY_VOCAB_WORDS } from "./tiny-vocab-words.ts";
 
 export interface TinyLlamaConfig {

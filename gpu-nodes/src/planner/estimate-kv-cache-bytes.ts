@@ -1,5 +1,4 @@
-import { getGgufNumber, getGgufString } from "../models/gguf/get-gguf-metadata.ts";
-import type { GgufMetadata } from "../models/gguf/gguf-types.ts";
+import { getGgufNumber, getGgufString, type GgufMetadata } from "../models/gguf/types.ts";
 
 export interface KvCacheShape {
   layers: number;

@@ -1,6 +1,6 @@
 import { open } from "node:fs/promises";
-import { measureGgufTensors } from "../models/gguf/measure-gguf-tensors.ts";
-import { readGgufFileHeader } from "../models/gguf/read-gguf-file.ts";
+import { measureGgufTensors } from "../models/gguf/types.ts";
+import { readGgufFileHeader } from "../models/gguf/reader.ts";
 import { readSafetensorsFileHeader } from "../models/safetensors/read-safetensors-file-header.ts";
 import { readKvCacheShape, type KvCacheShape } from "./estimate-kv-cache-bytes.ts";
 
