@@ -1,5 +1,5 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import type { TestModelPaths } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import type { TestModelPaths } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import type { Engine } from "../../gpu-nodes/src/engine/engine.ts";
 import {
   createLlamaEngine,

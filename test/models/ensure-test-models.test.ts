@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   TEST_ADAPTER_LABELS,
   ensureTestModels,
+  fingerprintFile,
   resolveTestModelDefaults,
   type TestModelPaths,
-} from "../../gpu-nodes/src/models/ensure-test-models.ts";
+} from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/reader.ts";
-import { fingerprintFile } from "../../gpu-nodes/src/models/test-model-manifest.ts";
 
 const { fixturePath } = resolveTestModelDefaults();
 const hasFixture = existsSync(fixturePath);

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readGgufFileInfo } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { resolveTestModelDefaults } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import { resolveTestModelDefaults } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import {
   GGML_TYPE,
   getGgufArray,

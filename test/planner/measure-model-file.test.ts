@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GGML_TYPE, type GgufValue } from "../../gpu-nodes/src/models/gguf/types.ts";
 import { planGgufLayout } from "../../gpu-nodes/src/models/gguf/writer.ts";
-import { measureModelFile } from "../../gpu-nodes/src/planner/measure-model-file.ts";
+import { measureModelFile } from "../../gpu-nodes/tools/planner/measure-model-file.ts";
 import { writeSafetensors, writeSmallBaseGguf, writeSmallLoraGguf } from "./model-files.ts";
 
 let dir = "";

@@ -80,3 +80,51 @@ export function planStorage(input: StoragePlanInput): StoragePlan {
     },
   };
 }
+
+export interface LoraModuleShape {
+  /** Input features of the projection the adapter wraps. */
+  in: number;
+  out: number;
+}
+
+export interface LoraShape {
+  rank: number;
+  layers: number;
+  /** Target modules of one layer, e.g. q_proj: {in: 4096, out: 4096}. */
+  modules: Readonly<Record<string, LoraModuleShape>>;
+}
+
+/** A is rank×in and B is out×rank, so each wrapped projection adds rank·(in + out) parameters. */
+export function countLoraModuleParameters(rank: number, module: LoraModuleShape): number {
+  return rank * (module.in + module.out);
+}
+
+/** Parameters of one adapter: every target module in every layer. */
+export function countLoraParameters(shape: LoraShape): number {
+  const perLayer = Object.values(shape.modules).reduce(
+    (sum, module) => sum + countLoraModuleParameters(shape.rank, module),
+    0,
+  );
+  return shape.layers * perLayer;
+}
+
+export interface KvCacheShape {
+  layers: number;
+  kvHeads: number;
+  keyLength: number;
+  valueLength: number;
+  /** The model's trained context, the default slot size. */
+  context: number;
+}
+
+/** llama.cpp's default cache type is f16. */
+export const DEFAULT_KV_BYTES_PER_VALUE = 2;
+
+/** Every layer keeps a key and a value vector per KV head for each token of the slot. */
+export function estimateKvCacheBytes(
+  shape: KvCacheShape,
+  context: number = shape.context,
+  bytesPerValue: number = DEFAULT_KV_BYTES_PER_VALUE,
+): number {
+  return shape.layers * context * shape.kvHeads * (shape.keyLength + shape.valueLength) * bytesPerValue;
+}

@@ -1,3 +1,6 @@
+import { GGML_TYPE, countTensorElements } from "../../src/models/gguf/types.ts";
+import { encodeF32Tensor, type GgufTensorInput } from "../../src/models/gguf/writer.ts";
+
 export interface SeededRandom {
   /** Uniform in [0, 1). */
   nextUniform(): number;
@@ -49,4 +52,29 @@ export function generateNormalValues(count: number, std: number, seed: number): 
   const values = new Float32Array(count);
   for (let i = 0; i < count; i++) values[i] = random.nextNormal() * std;
   return values;
+}
+
+/** An F32 tensor of Normal(0, std) values, generated only when the writer reaches it. */
+export function createRandomTensor(
+  name: string,
+  dims: readonly number[],
+  std: number,
+  seed: number,
+): GgufTensorInput {
+  const count = countTensorElements(dims);
+  return {
+    name,
+    dims,
+    type: GGML_TYPE.F32,
+    data: () => encodeF32Tensor(generateNormalValues(count, std, seed)),
+  };
+}
+
+export function createFilledTensor(name: string, length: number, value: number): GgufTensorInput {
+  return {
+    name,
+    dims: [length],
+    type: GGML_TYPE.F32,
+    data: () => encodeF32Tensor(new Float32Array(length).fill(value)),
+  };
 }

@@ -1,7 +1,11 @@
-import { createRandomTensor } from "./create-random-tensor.ts";
-import { deriveSeed } from "./create-seeded-random.ts";
-import { getGgufString, type GgufMetadata, type GgufValue, type TensorShape } from "./gguf/types.ts";
-import type { GgufTensorInput, GgufWriteInput } from "./gguf/writer.ts";
+import {
+  getGgufString,
+  type GgufMetadata,
+  type GgufValue,
+  type TensorShape,
+} from "../../src/models/gguf/types.ts";
+import type { GgufTensorInput, GgufWriteInput } from "../../src/models/gguf/writer.ts";
+import { createRandomTensor, deriveSeed } from "./seeded-tensors.ts";
 
 export interface LoraAdapterOptions {
   /** The base model's header (or anything with its metadata and tensor shapes). */

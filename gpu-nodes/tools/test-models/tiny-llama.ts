@@ -1,9 +1,100 @@
-import { SPM_TOKEN_TYPE, buildSpmVocab, type SpmVocab } from "./build-spm-vocab.ts";
-import { createFilledTensor, createRandomTensor } from "./create-random-tensor.ts";
-import { deriveSeed, generateNormalValues } from "./create-seeded-random.ts";
-import { encodeF32Tensor, type GgufTensorInput, type GgufWriteInput } from "./gguf/writer.ts";
-import { GGML_TYPE, type GgufValue } from "./gguf/types.ts";
-import { TINY_VOCAB_WORDS } from "./tiny-vocab-words.ts";
+import { GGML_TYPE, type GgufValue } from "../../src/models/gguf/types.ts";
+import { encodeF32Tensor, type GgufTensorInput, type GgufWriteInput } from "../../src/models/gguf/writer.ts";
+import {
+  createFilledTensor,
+  createRandomTensor,
+  deriveSeed,
+  generateNormalValues,
+} from "./seeded-tensors.ts";
+
+/** The mesh's own vocabulary (adapter and role names) so prompts used in tests tokenize to few tokens. */
+const MESH_WORDS = `
+  chat agent coding genui route summary user assistant system tool model adapter request response
+  message prompt token answer question task plan code function return value error test data json query
+  result output input stream context cache node server client edge mesh lora base
+`;
+
+const COMMON_ENGLISH_WORDS = `
+  the be to of and a in that have i it for not on with he as you do at this but his by from they we
+  say her she or an will my one all would there their what so up out if about who get which go me when
+  make can like time no just him know take people into year your good some could them see other than
+  then now look only come its over think also back after use two how our work first well way even new
+  want because any these give day most us is are was were been has had did does said made here where
+  why very more many much such long little great old right big high small large next early young
+  important few public bad same able last own never world life hand part child eye woman man place
+  week case point government company number group problem fact hello hi thanks thank please yes okay
+  sure help need find tell ask show try call keep let put mean seem leave feel write read run move
+  live play turn start stop open close change follow learn name file line word text list item page
+  form button view screen color image table row column key type string number true false null class
+  import export const async await print def var while loop each every before between under again still
+  always often today tomorrow yesterday morning night water food home house school city country money
+  book story friend family love happy nice weather simple short quick fast slow next example idea
+  reason information service program computer language english write search send receive
+`;
+
+/** Word pieces of the tiny model's vocabulary, in a fixed order so the vocabulary is reproducible. */
+export const TINY_VOCAB_WORDS: readonly string[] = [
+  ...new Set(`${MESH_WORDS} ${COMMON_ENGLISH_WORDS}`.split(/\s+/).filter((word) => word.length > 0)),
+];
+
+/** llama.cpp's token attribute ids (enum llama_token_type). */
+export const SPM_TOKEN_TYPE = { normal: 1, unknown: 2, control: 3, byte: 6 } as const;
+
+/** SentencePiece's visible space; tokenizers replace " " with it before matching pieces. */
+export const SPM_SPACE = "\u2581";
+
+const BYTE_TOKEN_COUNT = 256;
+const FIRST_PRINTABLE_ASCII = 0x21;
+const LAST_PRINTABLE_ASCII = 0x7e;
+
+export interface SpmVocab {
+  tokens: readonly string[];
+  scores: readonly number[];
+  tokenTypes: readonly number[];
+  unknownId: number;
+  bosId: number;
+  eosId: number;
+}
+
+/**
+ * `<unk> <s> </s>`, byte fallback `<0x00>..<0xFF>`, the space piece, printable ASCII, then "▁word" for each
+ * word (and its capitalised form) with every prefix: llama.cpp's SPM tokenizer only merges two symbols
+ * when the merged string is itself a token, so "▁hello" is reachable only through "▁h", "▁he", ….
+ * Longer pieces score higher so the longest reachable piece wins.
+ */
+export function buildSpmVocab(words: readonly string[]): SpmVocab {
+  const tokens: string[] = [];
+  const scores: number[] = [];
+  const tokenTypes: number[] = [];
+  const seen = new Set<string>();
+  const add = (token: string, type: number, score: number): void => {
+    if (seen.has(token)) return;
+    seen.add(token);
+    tokens.push(token);
+    tokenTypes.push(type);
+    scores.push(score);
+  };
+
+  add("<unk>", SPM_TOKEN_TYPE.unknown, 0);
+  add("<s>", SPM_TOKEN_TYPE.control, 0);
+  add("</s>", SPM_TOKEN_TYPE.control, 0);
+  for (let byte = 0; byte < BYTE_TOKEN_COUNT; byte++) {
+    add(`<0x${byte.toString(16).toUpperCase().padStart(2, "0")}>`, SPM_TOKEN_TYPE.byte, 0);
+  }
+  add(SPM_SPACE, SPM_TOKEN_TYPE.normal, 1);
+  for (let code = FIRST_PRINTABLE_ASCII; code <= LAST_PRINTABLE_ASCII; code++) {
+    add(String.fromCharCode(code), SPM_TOKEN_TYPE.normal, 1);
+  }
+  for (const word of words.flatMap((w) => [w, capitalize(w)])) {
+    const piece = SPM_SPACE + word;
+    for (let end = 2; end <= piece.length; end++) add(piece.slice(0, end), SPM_TOKEN_TYPE.normal, end);
+  }
+  return { tokens, scores, tokenTypes, unknownId: 0, bosId: 1, eosId: 2 };
+}
+
+function capitalize(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}
 
 export interface TinyLlamaConfig {
   name: string;
