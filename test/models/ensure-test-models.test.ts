@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   TEST_ADAPTER_LABELS,
   ensureTestModels,
-  fingerprintFile,
+  hashWholeFile,
   resolveTestModelDefaults,
   type TestModelPaths,
 } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
@@ -51,7 +51,7 @@ describe("ensureTestModels", () => {
     const first = await ensureTestModels({ outDir: join(workDir, "a"), fixturePath });
     const second = await ensureTestModels({ outDir: join(workDir, "b"), fixturePath });
     const hashes = async (paths: TestModelPaths): Promise<string[]> =>
-      Promise.all(listFiles(paths).map(async (file) => (await fingerprintFile(file)).sha256));
+      Promise.all(listFiles(paths).map(async (file) => (await hashWholeFile(file)).sha256));
     expect(await hashes(first)).toEqual(await hashes(second));
   });
 

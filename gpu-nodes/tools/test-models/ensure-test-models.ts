@@ -46,7 +46,7 @@ export async function ensureTestModels(options: EnsureTestModelsOptions): Promis
   const fixturePath = options.fixturePath === undefined ? undefined : resolve(options.fixturePath);
   const fixtureExists = fixturePath !== undefined && existsSync(fixturePath);
   const paths = planTestModelPaths(outDir, fixtureExists ? fixturePath : undefined);
-  const fixture = fixtureExists ? await fingerprintFile(fixturePath) : null;
+  const fixture = fixtureExists ? await hashWholeFile(fixturePath) : null;
 
   const manifest = await readTestModelManifest(outDir);
   const generatedNames = listGeneratedFiles(paths).map((path) => basename(path));
@@ -61,7 +61,7 @@ export async function ensureTestModels(options: EnsureTestModelsOptions): Promis
   const files: Record<string, FileFingerprint> = {};
   const generate = async (path: string, input: GgufWriteInput): Promise<void> => {
     await writeGgufFile(path, input);
-    files[basename(path)] = await fingerprintFile(path);
+    files[basename(path)] = await hashWholeFile(path);
   };
 
   const tinyBase = buildTinyLlama();
@@ -124,7 +124,8 @@ export interface TestModelManifest {
   files: Record<string, FileFingerprint>;
 }
 
-export async function fingerprintFile(path: string): Promise<FileFingerprint> {
+/** Size and SHA-256 of all of the file (unlike the node's `fingerprintFile`, which samples a base's ends). */
+export async function hashWholeFile(path: string): Promise<FileFingerprint> {
   const content = await readFile(path);
   return { bytes: content.length, sha256: createHash("sha256").update(content).digest("hex") };
 }
@@ -154,7 +155,7 @@ export async function isManifestSatisfied(outDir: string, manifest: TestModelMan
       () => -1,
     );
     if (size !== expected.bytes) return false;
-    if ((await fingerprintFile(path)).sha256 !== expected.sha256) return false;
+    if ((await hashWholeFile(path)).sha256 !== expected.sha256) return false;
   }
   return true;
 }
