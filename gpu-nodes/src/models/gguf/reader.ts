@@ -26,7 +26,7 @@ import {
  */
 
 /** The window handed to the parser ended before the header did; retry with at least `neededBytes`. */
-export class GgufNeedMoreBytesError extends Error {
+class GgufNeedMoreBytesError extends Error {
   constructor(readonly neededBytes: number) {
     super(`GGUF header continues past the ${neededBytes}-byte window`);
     this.name = "GgufNeedMoreBytesError";
@@ -36,7 +36,7 @@ export class GgufNeedMoreBytesError extends Error {
 const utf8 = new TextDecoder("utf-8");
 
 /** Little-endian cursor over a prefix of a file of `fileSize` bytes. */
-export class ByteReader {
+class ByteReader {
   private readonly view: DataView;
   private position = 0;
 
@@ -260,10 +260,7 @@ export async function readGgufTensorData(
 }
 
 /** Runs `use` with a byte source over the file, closing the handle afterwards. */
-export async function withGgufFileSource<T>(
-  path: string,
-  use: (source: GgufByteSource) => Promise<T>,
-): Promise<T> {
+async function withGgufFileSource<T>(path: string, use: (source: GgufByteSource) => Promise<T>): Promise<T> {
   const handle = await open(path, "r");
   try {
     const { size } = await handle.stat();
@@ -285,12 +282,6 @@ export async function withGgufFileSource<T>(
 
 export function readGgufFileHeader(path: string): Promise<GgufHeader> {
   return withGgufFileSource(path, (source) => readGgufHeader(source));
-}
-
-export function readGgufFileTensor(path: string, tensorName: string): Promise<Uint8Array> {
-  return withGgufFileSource(path, async (source) =>
-    readGgufTensorData(source, await readGgufHeader(source), tensorName),
-  );
 }
 
 export function decodeFloat16(bits: number): number {

@@ -173,11 +173,6 @@ export function getGgmlTypeTraits(type: GgmlTypeId): GgmlTypeTraits {
   return traits;
 }
 
-export function findGgmlTypeName(type: GgmlTypeId): GgmlTypeName | undefined {
-  const entry = Object.entries(GGML_TYPE).find(([, id]) => id === type);
-  return entry?.[0] as GgmlTypeName | undefined;
-}
-
 export interface TensorShape {
   name: string;
   dims: readonly number[];
