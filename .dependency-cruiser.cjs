@@ -22,6 +22,14 @@ module.exports = {
       to: { path: "^(workers|test)/" },
     },
     {
+      name: "node-service-does-not-import-tools",
+      comment:
+        "gpu-nodes/src is what a GPU node runs; the test-model generator and the planner live in gpu-nodes/tools.",
+      severity: "error",
+      from: { path: "^gpu-nodes/src/" },
+      to: { path: "^gpu-nodes/(tools|scripts)/" },
+    },
+    {
       name: "schema-is-runtime-agnostic",
       severity: "error",
       from: { path: "^schema/" },

@@ -3,7 +3,7 @@
  * Usage: tsx gpu-nodes/scripts/generate-test-models.ts [outDir] [fixturePath]
  * or MOLMESH_MODELS_DIR / MOLMESH_FIXTURE_MODEL; defaults: <repo>/.cache/models, <repo>/../shared/fixtures.
  */
-import { ensureTestModels, resolveTestModelDefaults } from "../src/models/ensure-test-models.ts";
+import { ensureTestModels, resolveTestModelDefaults } from "../tools/test-models/ensure-test-models.ts";
 
 const defaults = resolveTestModelDefaults();
 const outDir = process.argv[2] ?? process.env.MOLMESH_MODELS_DIR ?? defaults.outDir;

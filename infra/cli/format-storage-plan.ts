@@ -1,4 +1,4 @@
-import type { StoragePlan } from "../../gpu-nodes/src/planner/plan-storage.ts";
+import type { StoragePlan } from "../../gpu-nodes/tools/planner/plan-storage.ts";
 import { formatByteSize, formatParameterCount, formatPercent } from "./format-magnitude.ts";
 
 export interface PlanReport {

@@ -3,7 +3,7 @@ import {
   describeSpecIssues,
   planSpecSchema,
   type PlanSpec,
-} from "../../gpu-nodes/src/planner/plan-spec-schema.ts";
+} from "../../gpu-nodes/tools/planner/plan-spec.ts";
 import { UsageError } from "./usage-error.ts";
 
 /** A spec file that is missing, not JSON or not a spec is the caller's mistake: a UsageError (exit 2). */

@@ -4,11 +4,14 @@ import {
   planTestModelPaths,
   resolveTestModelDefaults,
   TINY_BASE_FILE_NAME,
-} from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import { estimateKvCacheBytes } from "../../gpu-nodes/src/planner/estimate-kv-cache-bytes.ts";
-import { measureModelFile } from "../../gpu-nodes/src/planner/measure-model-file.ts";
-import { planFromSpec } from "../../gpu-nodes/src/planner/plan-from-spec.ts";
-import { planStorage, type StoragePlanInput } from "../../gpu-nodes/src/planner/plan-storage.ts";
+} from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
+import {
+  estimateKvCacheBytes,
+  planStorage,
+  type StoragePlanInput,
+} from "../../gpu-nodes/tools/planner/plan-storage.ts";
+import { measureModelFile } from "../../gpu-nodes/tools/planner/measure-model-file.ts";
+import { planFromSpec } from "../../gpu-nodes/tools/planner/plan-spec.ts";
 import type { TextSink } from "./cli-io.ts";
 import { formatStoragePlan, type PlanReport } from "./format-storage-plan.ts";
 import type { PlanCommand } from "./read-plan-command.ts";

@@ -1,4 +1,4 @@
-import { ensureTestModels } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
 import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
 

@@ -8,7 +8,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
-import { ensureTestModels } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";

@@ -7,7 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
-import { ensureTestModels } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";

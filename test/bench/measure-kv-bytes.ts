@@ -1,5 +1,5 @@
-import { getGgufNumber } from "../../gpu-nodes/src/models/gguf/get-gguf-metadata.ts";
-import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/read-gguf-file.ts";
+import { getGgufNumber } from "../../gpu-nodes/src/models/gguf/types.ts";
+import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/reader.ts";
 
 /** llama.cpp's default KV cache type is f16: 2 bytes per element. */
 const KV_BYTES_PER_ELEMENT = 2;

@@ -1,7 +1,7 @@
 import { delay, http } from "msw";
 import { describe, expect, it } from "vitest";
 import { CancelledError, DeadlineExceededError, EngineFailureError } from "../../schema/wire/v1/index.ts";
-import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/create-openai-http-engine.ts";
+import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   DEFAULT_VLLM_LORAS,
   generateRequest,

@@ -7,7 +7,7 @@ import {
   UnknownAdapterError,
   type MolWireError,
 } from "../../schema/wire/v1/index.ts";
-import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/create-openai-http-engine.ts";
+import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   DEFAULT_VLLM_LORAS,
   generateRequest,

@@ -2,7 +2,7 @@ import { http, HttpResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import type { EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
-import type { OpenAiHttpEngineOptions } from "../../gpu-nodes/src/engine/openai-http/create-openai-http-engine.ts";
+import type { OpenAiHttpEngineOptions } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   createQueuedClock,
   interceptedFetch,

@@ -1,6 +1,6 @@
 import { http } from "msw";
 import { describe, expect, it } from "vitest";
-import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/create-openai-http-engine.ts";
+import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   DEFAULT_VLLM_LORAS,
   generateRequest,

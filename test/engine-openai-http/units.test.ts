@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { buildChoiceGrammar } from "../../gpu-nodes/src/engine/build-choice-grammar.ts";
-import { readErrorBody } from "../../gpu-nodes/src/engine/openai-http/read-error-body.ts";
-import { createRecentConversations } from "../../gpu-nodes/src/engine/openai-http/recent-conversations.ts";
+import { buildChoiceGrammar } from "../../gpu-nodes/src/engine/engine.ts";
+import { readErrorBody } from "../../gpu-nodes/src/engine/openai-http/engine-http-client.ts";
+import { createRecentConversations } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 
 describe("buildChoiceGrammar", () => {
   it("builds an alternation of escaped GBNF literals", () => {

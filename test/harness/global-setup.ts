@@ -1,5 +1,8 @@
 import type { TestProject } from "vitest/node";
-import { ensureTestModels, type TestModelPaths } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import {
+  ensureTestModels,
+  type TestModelPaths,
+} from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { TEST_MODELS_DIR, FIXTURE_MODEL_PATH } from "./paths.ts";
 
 declare module "vitest" {

@@ -1,12 +1,12 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import type { TestModelPaths } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import type { TestModelPaths } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import type { Engine } from "../../gpu-nodes/src/engine/engine.ts";
 import {
   createLlamaEngine,
   type LlamaEngineOptions,
 } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
 import { fingerprintFile } from "../../gpu-nodes/src/runtime/fingerprint-file.ts";
-import type { NodeLogger } from "../../gpu-nodes/src/service/logger.ts";
+import type { NodeLogger } from "../../gpu-nodes/src/service/serve-hops.ts";
 import {
   startGpuNode,
   type GpuNode,

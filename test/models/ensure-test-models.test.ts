@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  ensureTestModels,
-  resolveTestModelDefaults,
   TEST_ADAPTER_LABELS,
-} from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import type { TestModelPaths } from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/read-gguf-file.ts";
-import { fingerprintFile } from "../../gpu-nodes/src/models/test-model-manifest.ts";
+  ensureTestModels,
+  hashWholeFile,
+  resolveTestModelDefaults,
+  type TestModelPaths,
+} from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
+import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/reader.ts";
 
 const { fixturePath } = resolveTestModelDefaults();
 const hasFixture = existsSync(fixturePath);
@@ -51,7 +51,7 @@ describe("ensureTestModels", () => {
     const first = await ensureTestModels({ outDir: join(workDir, "a"), fixturePath });
     const second = await ensureTestModels({ outDir: join(workDir, "b"), fixturePath });
     const hashes = async (paths: TestModelPaths): Promise<string[]> =>
-      Promise.all(listFiles(paths).map(async (file) => (await fingerprintFile(file)).sha256));
+      Promise.all(listFiles(paths).map(async (file) => (await hashWholeFile(file)).sha256));
     expect(await hashes(first)).toEqual(await hashes(second));
   });
 

@@ -1,15 +1,15 @@
 import { existsSync } from "node:fs";
 import { readGgufFileInfo } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { resolveTestModelDefaults } from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import { GGML_TYPE } from "../../gpu-nodes/src/models/gguf/ggml-type.ts";
+import { resolveTestModelDefaults } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import {
+  GGML_TYPE,
   getGgufArray,
   getGgufNumber,
   getGgufString,
-} from "../../gpu-nodes/src/models/gguf/get-gguf-metadata.ts";
-import { measureGgufTensors } from "../../gpu-nodes/src/models/gguf/measure-gguf-tensors.ts";
-import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/read-gguf-file.ts";
+  measureGgufTensors,
+} from "../../gpu-nodes/src/models/gguf/types.ts";
+import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/reader.ts";
 
 const { fixturePath } = resolveTestModelDefaults();
 

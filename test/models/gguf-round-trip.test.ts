@@ -3,16 +3,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readGgufFileInfo } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { decodeTensorData } from "../../gpu-nodes/src/models/gguf/decode-tensor-data.ts";
-import { encodeF16Tensor, encodeF32Tensor } from "../../gpu-nodes/src/models/gguf/encode-tensor-data.ts";
-import { decodeFloat16, encodeFloat16 } from "../../gpu-nodes/src/models/gguf/float16.ts";
-import { GGML_TYPE } from "../../gpu-nodes/src/models/gguf/ggml-type.ts";
-import type { GgufValue } from "../../gpu-nodes/src/models/gguf/gguf-types.ts";
-import { parseGgufHeader } from "../../gpu-nodes/src/models/gguf/parse-gguf-header.ts";
-import { readGgufHeader } from "../../gpu-nodes/src/models/gguf/read-gguf-header.ts";
-import { readGgufTensorData } from "../../gpu-nodes/src/models/gguf/read-gguf-tensor-data.ts";
-import { writeGgufFile } from "../../gpu-nodes/src/models/gguf/write-gguf-file.ts";
-import type { GgufWriteInput } from "../../gpu-nodes/src/models/gguf/write-gguf.ts";
+import {
+  decodeFloat16,
+  decodeTensorData,
+  parseGgufHeader,
+  readGgufHeader,
+  readGgufTensorData,
+} from "../../gpu-nodes/src/models/gguf/reader.ts";
+import {
+  encodeF16Tensor,
+  encodeF32Tensor,
+  encodeFloat16,
+  writeGgufFile,
+  type GgufWriteInput,
+} from "../../gpu-nodes/src/models/gguf/writer.ts";
+import { GGML_TYPE, type GgufValue } from "../../gpu-nodes/src/models/gguf/types.ts";
 import { createMemoryByteSource, writeGgufToMemory } from "./memory-gguf.ts";
 
 const ALL_VALUE_KINDS = new Map<string, GgufValue>([

@@ -1,6 +1,9 @@
-import type { GgufByteSource } from "../../gpu-nodes/src/models/gguf/gguf-types.ts";
-import { writeGguf } from "../../gpu-nodes/src/models/gguf/write-gguf.ts";
-import type { GgufWriteInput, GgufWriteResult } from "../../gpu-nodes/src/models/gguf/write-gguf.ts";
+import type { GgufByteSource } from "../../gpu-nodes/src/models/gguf/types.ts";
+import {
+  writeGguf,
+  type GgufWriteInput,
+  type GgufWriteResult,
+} from "../../gpu-nodes/src/models/gguf/writer.ts";
 
 /** Writes a GGUF into memory, recording each chunk so tests can see the streaming. */
 export async function writeGgufToMemory(

@@ -1,8 +1,10 @@
-import { getLlama, LlamaLogLevel } from "node-llama-cpp";
-import type { Llama, LlamaModel } from "node-llama-cpp";
+import { LlamaLogLevel, getLlama, type Llama, type LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureTestModels, resolveTestModelDefaults } from "../../gpu-nodes/src/models/ensure-test-models.ts";
-import type { TestModelPaths } from "../../gpu-nodes/src/models/ensure-test-models.ts";
+import {
+  ensureTestModels,
+  resolveTestModelDefaults,
+  type TestModelPaths,
+} from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { generateGreedy } from "./generate-greedy.ts";
 
 const PROMPT = "The user asked the assistant to";

@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { buildSpmVocab, SPM_SPACE, SPM_TOKEN_TYPE } from "../../gpu-nodes/src/models/build-spm-vocab.ts";
-import { getGgufArray, getGgufNumber } from "../../gpu-nodes/src/models/gguf/get-gguf-metadata.ts";
-import { measureGgufTensors } from "../../gpu-nodes/src/models/gguf/measure-gguf-tensors.ts";
-import { buildLoraAdapter } from "../../gpu-nodes/src/models/lora-adapter.ts";
-import { buildTinyLlama, TINY_LLAMA_DEFAULTS } from "../../gpu-nodes/src/models/tiny-llama.ts";
-import { TINY_VOCAB_WORDS } from "../../gpu-nodes/src/models/tiny-vocab-words.ts";
+import {
+  SPM_SPACE,
+  SPM_TOKEN_TYPE,
+  TINY_LLAMA_DEFAULTS,
+  TINY_VOCAB_WORDS,
+  buildSpmVocab,
+  buildTinyLlama,
+} from "../../gpu-nodes/tools/test-models/tiny-llama.ts";
+import { getGgufArray, getGgufNumber, measureGgufTensors } from "../../gpu-nodes/src/models/gguf/types.ts";
+import { buildLoraAdapter } from "../../gpu-nodes/tools/test-models/lora-adapter.ts";
 
 const TINY_VOCAB_SIZE = 2074;
 

@@ -20,7 +20,7 @@ import {
   decodeWireMessage,
   nodeStatusSchema,
 } from "../../schema/wire/v1/index.ts";
-import type { NodeLogger } from "../../gpu-nodes/src/service/logger.ts";
+import type { NodeLogger } from "../../gpu-nodes/src/service/serve-hops.ts";
 import { startGpuNode, type GpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import {
   HOLD_UNTIL_CANCELLED,

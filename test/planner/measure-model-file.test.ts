@@ -2,10 +2,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GGML_TYPE } from "../../gpu-nodes/src/models/gguf/ggml-type.ts";
-import type { GgufValue } from "../../gpu-nodes/src/models/gguf/gguf-types.ts";
-import { planGgufLayout } from "../../gpu-nodes/src/models/gguf/write-gguf.ts";
-import { measureModelFile } from "../../gpu-nodes/src/planner/measure-model-file.ts";
+import { GGML_TYPE, type GgufValue } from "../../gpu-nodes/src/models/gguf/types.ts";
+import { planGgufLayout } from "../../gpu-nodes/src/models/gguf/writer.ts";
+import { measureModelFile } from "../../gpu-nodes/tools/planner/measure-model-file.ts";
 import { writeSafetensors, writeSmallBaseGguf, writeSmallLoraGguf } from "./model-files.ts";
 
 let dir = "";

@@ -1,11 +1,11 @@
 import { writeFile } from "node:fs/promises";
-import { GGML_TYPE } from "../../gpu-nodes/src/models/gguf/ggml-type.ts";
-import type { GgufValue } from "../../gpu-nodes/src/models/gguf/gguf-types.ts";
 import {
+  GGML_TYPE,
   measureTensorBytes,
+  type GgufValue,
   type TensorShape,
-} from "../../gpu-nodes/src/models/gguf/measure-gguf-tensors.ts";
-import { writeGgufFile } from "../../gpu-nodes/src/models/gguf/write-gguf-file.ts";
+} from "../../gpu-nodes/src/models/gguf/types.ts";
+import { writeGgufFile } from "../../gpu-nodes/src/models/gguf/writer.ts";
 
 const zeros = (tensor: TensorShape) => ({
   ...tensor,

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { formatByteSize, formatParameterCount, formatPercent } from "../../infra/cli/format-magnitude.ts";
-import { countLoraParameters } from "../../gpu-nodes/src/planner/count-lora-parameters.ts";
-import { estimateKvCacheBytes } from "../../gpu-nodes/src/planner/estimate-kv-cache-bytes.ts";
-import { planFromSpec } from "../../gpu-nodes/src/planner/plan-from-spec.ts";
-import { planSpecSchema } from "../../gpu-nodes/src/planner/plan-spec-schema.ts";
-import { planStorage } from "../../gpu-nodes/src/planner/plan-storage.ts";
+import {
+  countLoraParameters,
+  estimateKvCacheBytes,
+  planStorage,
+} from "../../gpu-nodes/tools/planner/plan-storage.ts";
+import { planFromSpec, planSpecSchema } from "../../gpu-nodes/tools/planner/plan-spec.ts";
 
 const parseSpec = (raw: unknown) => planSpecSchema.parse(raw);
 

@@ -3,6 +3,26 @@ import type { AdapterId, FinishReason, Usage } from "../../../schema/wire/v1/ind
 /** Output constraint; each engine compiles it to its own mechanism (GBNF, `structured_outputs`, …). */
 export type EngineConstraint = { type: "choice"; choices: readonly string[] };
 
+const ESCAPES: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+const FIRST_PRINTABLE = 0x20;
+const DELETE = 0x7f;
+
+function escapeGbnfChar(char: string): string {
+  const named = ESCAPES[char];
+  if (named !== undefined) return named;
+  const code = char.codePointAt(0) ?? 0;
+  // Raw control bytes would end or corrupt the literal; GBNF reads \xHH.
+  if (code < FIRST_PRINTABLE || code === DELETE) return `\\x${code.toString(16).padStart(2, "0")}`;
+  return char;
+}
+
+/** The GBNF form of a choice constraint (llama.cpp, llama-server): accepts exactly one of `choices`: `root ::= "a" | "b"`. */
+export function buildChoiceGrammar(choices: readonly string[]): string {
+  if (choices.length === 0) throw new RangeError("a choice constraint needs at least one choice");
+  const literals = choices.map((choice) => `"${Array.from(choice, escapeGbnfChar).join("")}"`);
+  return `root ::= ${literals.join(" | ")}`;
+}
+
 export interface EngineGenerateRequest {
   adapter: AdapterId;
   /** KV slot key: the engine keeps (conversationId, adapter) warm so the next view reuses its prefix. */

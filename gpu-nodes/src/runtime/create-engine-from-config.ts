@@ -1,9 +1,22 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { resolveModelFile } from "node-llama-cpp";
 import type { NodeConfig } from "../config/node-config.ts";
 import type { Engine } from "../engine/engine.ts";
 import { createLlamaEngine } from "../engine/llama/create-llama-engine.ts";
-import { createOpenAiHttpEngine } from "../engine/openai-http/create-openai-http-engine.ts";
+import { createOpenAiHttpEngine } from "../engine/openai-http/openai-http-engine.ts";
 import { fingerprintFile } from "./fingerprint-file.ts";
-import { resolveModelPath } from "./resolve-model-path.ts";
+
+export const DEFAULT_MODELS_DIR = join(homedir(), ".cache", "molmesh", "models");
+
+/**
+ * A local path stays as it is; an `hf:` (or https) URI is downloaded once into `modelsDir` with a progress bar
+ * and reused afterwards.
+ */
+export async function resolveModelPath(uriOrPath: string, modelsDir = DEFAULT_MODELS_DIR): Promise<string> {
+  if (!/^(hf:|https?:)/.test(uriOrPath)) return uriOrPath;
+  return await resolveModelFile(uriOrPath, { directory: modelsDir, cli: true });
+}
 
 /** Picks and builds the engine the configuration names; the node service only ever sees `Engine`. */
 export async function createEngineFromConfig(config: NodeConfig, threads: number): Promise<Engine> {

@@ -6,7 +6,7 @@ import {
   encodeWireMessage,
   type NodeStatus,
 } from "../../../schema/wire/v1/index.ts";
-import type { NodeLogger } from "./logger.ts";
+import type { NodeLogger } from "./serve-hops.ts";
 
 export interface HeartbeatOptions {
   nc: NatsConnection;

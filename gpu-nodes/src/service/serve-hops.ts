@@ -18,12 +18,21 @@ import {
 } from "../../../schema/wire/v1/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { Admission } from "./admission.ts";
-import type { HopContext } from "./hop-context.ts";
 import type { InFlightRequests } from "./in-flight-requests.ts";
-import type { NodeLogger } from "./logger.ts";
-import { runAnswerHop, type StreamPartBody } from "./run-answer-hop.ts";
-import { runRouteHop } from "./run-route-hop.ts";
-import { runSummaryHop } from "./run-summary-hop.ts";
+import {
+  serveAnswerHop,
+  serveRouteHop,
+  serveSummaryHop,
+  type HopContext,
+  type StreamPartBody,
+} from "./hop-handlers.ts";
+
+/** The few logging calls the service makes; pino satisfies it, tests may pass a silent one. */
+export interface NodeLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
 
 export interface ServeHopsOptions {
   nc: NatsConnection;
@@ -135,12 +144,12 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
     finish = running.finish;
     const ctx: HopContext = { engine: options.engine, nodeId, now, signal: running.signal, receivedAt };
     if (request.type === "answer" && stream) {
-      await runAnswerHop(request, ctx, stream.emit);
+      await serveAnswerHop(request, ctx, stream.emit);
       stream.end();
     } else if (request.type === "route") {
-      msg.respond(encodeWireMessage(await runRouteHop(request, ctx)));
+      msg.respond(encodeWireMessage(await serveRouteHop(request, ctx)));
     } else if (request.type === "summary") {
-      msg.respond(encodeWireMessage(await runSummaryHop(request, ctx)));
+      msg.respond(encodeWireMessage(await serveSummaryHop(request, ctx)));
     }
   } catch (error) {
     replyError(error, requestId);

@@ -3,9 +3,8 @@ import type { Engine } from "../engine/engine.ts";
 import { Admission } from "./admission.ts";
 import { describeNodeStatus } from "./describe-node-status.ts";
 import { InFlightRequests } from "./in-flight-requests.ts";
-import type { NodeLogger } from "./logger.ts";
 import { startHeartbeat } from "./publish-heartbeat.ts";
-import { serveHops } from "./serve-hops.ts";
+import { serveHops, type NodeLogger } from "./serve-hops.ts";
 
 /** Most hops a node runs at once before answering `overloaded`. */
 export const DEFAULT_MAX_CONCURRENT_HOPS = 8;

@@ -9,8 +9,13 @@ import {
   type LlamaModel,
 } from "node-llama-cpp";
 import { UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
-import { buildChoiceGrammar } from "../build-choice-grammar.ts";
-import type { Engine, EngineAdapterInfo, EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
+import {
+  buildChoiceGrammar,
+  type Engine,
+  type EngineAdapterInfo,
+  type EngineGenerateRequest,
+  type EngineGenerateResult,
+} from "../engine.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
 import { SlotPool } from "./slot-pool.ts";
 
