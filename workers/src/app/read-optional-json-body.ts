@@ -1,7 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { createValidationError } from "../api/errors/create-validation-error.ts";
-import { createUnsupportedMediaTypeError } from "../api/errors/request-errors.ts";
+import { createValidationError, createUnsupportedMediaTypeError } from "../api/errors/request-errors.ts";
 import { readJsonBody } from "./read-json-body.ts";
 
 /** Like {@link readJsonBody}, but a request with no body at all (`curl -X POST`) reads as `{}`. */
