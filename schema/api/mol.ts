@@ -10,7 +10,7 @@ const millis = z.number().nonnegative();
 /** Why this specialist answered: the router picked it, the request forced it, or the route hop failed. */
 export const molSourceSchema = z.enum(["router", "forced", "fallback"]);
 
-/** A failed route hop: its wire code, the public message, and which specialist answered instead. */
+/** A failed route hop: its wire code, its message (the public one once formatted for a client), who answered. */
 export const molFallbackSchema = z.object({
   code: wireErrorCodeSchema,
   message: z.string(),
