@@ -1,7 +1,7 @@
 import { formatCachedShare } from "./format-cached-share.ts";
 import { formatRouteSource } from "./format-route-source.ts";
 import type { Item } from "./item-schema.ts";
-import type { Mol } from "./mol-schema.ts";
+import type { TurnMol } from "../../schema/api/mol.ts";
 
 const INDENT = "  ";
 
@@ -19,7 +19,7 @@ function readItemText(item: Item): string {
     .join("\n");
 }
 
-function formatMolHeader(mol: Mol): string[] {
+function formatMolHeader(mol: TurnMol): string[] {
   const answer = mol.usage?.answer;
   return [
     mol.label,

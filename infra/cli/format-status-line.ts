@@ -1,6 +1,6 @@
 import { formatCachedShare } from "./format-cached-share.ts";
 import { formatRouteSource } from "./format-route-source.ts";
-import type { Mol } from "./mol-schema.ts";
+import type { TurnMol } from "../../schema/api/mol.ts";
 import type { MeshResponse } from "./response-schema.ts";
 
 /** Revisions are content fingerprints; a prefix tells two apart at a glance. */
@@ -10,7 +10,7 @@ function formatMs(ms: number | undefined): string | undefined {
   return ms === undefined ? undefined : `${Math.round(ms)}ms`;
 }
 
-function formatMolFacts(mol: Mol): string[] {
+function formatMolFacts(mol: TurnMol): string[] {
   const timings = mol.timings ?? {};
   const answer = mol.usage?.answer;
   return [

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { molSchema } from "./mol-schema.ts";
+import { molSchema } from "../../schema/api/mol.ts";
 
 /** The final Response a stream ends with (`response.completed`, `.incomplete` or `.failed`). */
 export const responseSchema = z.looseObject({
@@ -14,6 +14,7 @@ export const responseSchema = z.looseObject({
     .nullish(),
   error: z.looseObject({ code: z.string().nullish(), message: z.string() }).nullish(),
   incomplete_details: z.looseObject({ reason: z.string().optional() }).nullish(),
-  mol: molSchema.optional(),
+  // The edge's own schema; loose, so --json passes on facts a newer mesh adds.
+  mol: molSchema.loose().optional(),
 });
 export type MeshResponse = z.infer<typeof responseSchema>;

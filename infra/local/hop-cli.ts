@@ -5,9 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/request-route.ts";
-import { requestSummary } from "../../workers/src/gpu/request-summary.ts";
-import { streamAnswer } from "../../workers/src/gpu/stream-answer.ts";
+import { requestRoute, requestSummary } from "../../workers/src/gpu/hop-client.ts";
+import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
 
 const [hop, ...rest] = process.argv.slice(2);
 const usage = 'usage: npm run hop -- route "<text>" | answer <adapter> "<text>" | summary <adapter> "<text>"';

@@ -23,9 +23,8 @@ import {
   buildHopSubject,
   buildNodeHopSubject,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/request-route.ts";
-import { requestSummary } from "../../workers/src/gpu/request-summary.ts";
-import { streamAnswer } from "../../workers/src/gpu/stream-answer.ts";
+import { requestRoute, requestSummary } from "../../workers/src/gpu/hop-client.ts";
+import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
 import { FIXTURE_MODEL_PATH, LOCAL_MODELS_DIR, REPO_ROOT } from "../local/repo-paths.ts";
 import { resolveLocalModels } from "../local/resolve-local-models.ts";
 

@@ -6,13 +6,16 @@ import {
   rebuildWireError,
   type WireErrorCode,
 } from "../../schema/wire/v1/index.ts";
-import { ApiError } from "../../workers/src/api/errors/api-error.ts";
+import {
+  ApiError,
+  mapWireErrorToApiError,
+  toApiError,
+  toErrorEnvelope,
+  toErrorResponse,
+} from "../../workers/src/api/errors/api-error.ts";
 import {
   createValidationError,
   formatParamPath,
-} from "../../workers/src/api/errors/create-validation-error.ts";
-import { mapWireErrorToApiError } from "../../workers/src/api/errors/map-wire-error-to-api-error.ts";
-import {
   createIdempotencyInFlightError,
   createIdempotencyMismatchError,
   createInvalidJsonError,
@@ -21,8 +24,6 @@ import {
   createUnauthorizedError,
   createUnsupportedMediaTypeError,
 } from "../../workers/src/api/errors/request-errors.ts";
-import { toApiError } from "../../workers/src/api/errors/to-api-error.ts";
-import { toErrorEnvelope, toErrorResponse } from "../../workers/src/api/errors/to-error-envelope.ts";
 
 const wire = (code: WireErrorCode, message = `node said ${code}`) =>
   rebuildWireError({
@@ -36,12 +37,12 @@ describe("error envelope", () => {
     const error = new ApiError({
       status: 400,
       type: "invalid_request_error",
-      code: "x",
+      code: "invalid_value",
       message: "bad",
       param: "input",
     });
     expect(toErrorEnvelope(error)).toStrictEqual({
-      error: { message: "bad", type: "invalid_request_error", param: "input", code: "x" },
+      error: { message: "bad", type: "invalid_request_error", param: "input", code: "invalid_value" },
     });
   });
 

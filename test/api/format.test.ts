@@ -77,11 +77,14 @@ describe("formatResponseObject", () => {
     expect(response.output[0]?.status).toBe("incomplete");
   });
 
-  it("reports a failure with its wire code and keeps the partial text", () => {
+  it("reports a failure with its wire code (public message, not the node's) and keeps the partial text", () => {
     const error = { code: "deadline_exceeded" as const, message: "too slow" };
     const response = formatResponseObject(makeTurn({ status: "failed", answerText: "Hel", error }));
     expect(response.status).toBe("failed");
-    expect(response.error).toEqual(error);
+    expect(response.error).toEqual({
+      code: "deadline_exceeded",
+      message: "the GPU node did not answer before the deadline",
+    });
     expect(response.output[0]).toMatchObject({ status: "incomplete", content: [{ text: "Hel" }] });
     expect(formatResponseObject(makeTurn({ status: "cancelled", answerText: "" })).error?.code).toBe(
       "cancelled",

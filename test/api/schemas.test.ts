@@ -1,7 +1,7 @@
 import { OpenAPIHono, createRoute } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
 import type { ZodType } from "zod";
-import { createValidationError } from "../../workers/src/api/errors/create-validation-error.ts";
+import { createValidationError } from "../../workers/src/api/errors/request-errors.ts";
 import {
   conversationIdParamsSchema,
   createConversationBodySchema,

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { formatStatusLine } from "../../infra/cli/format-status-line.ts";
-import { molSchema } from "../../infra/cli/mol-schema.ts";
+import { itemSchema } from "../../infra/cli/item-schema.ts";
 import { responseSchema } from "../../infra/cli/response-schema.ts";
+import { molSchema, type TurnMol } from "../../schema/api/mol.ts";
+import { formatChatCompletion } from "../../workers/src/api/format/format-chat-completion.ts";
+import { formatTurnItems } from "../../workers/src/api/format/format-item.ts";
 import { formatResponseObject } from "../../workers/src/api/format/format-response-object.ts";
 import { makeTurn } from "../api/turn-fixtures.ts";
 
@@ -12,6 +15,8 @@ const usage = (promptTokens: number, cachedPromptTokens: number) => ({
   completionTokens: 3,
 });
 
+const FALLBACK = { code: "overloaded" as const, message: "route hop overloaded", to: "default" as const };
+
 /** The edge's own Response for a turn, read back through the CLI's schema. */
 function readResponse(turn = makeTurn()) {
   return responseSchema.parse(JSON.parse(JSON.stringify(formatResponseObject(turn))));
@@ -21,6 +26,23 @@ describe("formatStatusLine", () => {
   it("reads the edge's mol object as it is, every field kept", () => {
     const mol = makeTurn().mol;
     expect(molSchema.parse(mol)).toEqual(mol);
+  });
+
+  it("reads the Response, chat completion and items the edge formats with the one mol schema", () => {
+    const turn = makeTurn({ mol: { ...makeTurn().mol, source: "fallback", fallback: FALLBACK } });
+    const typed: TurnMol = molSchema.parse(JSON.parse(JSON.stringify(formatChatCompletion(turn).mol)));
+    expect(typed.fallback?.to).toBe("default");
+    expect(readResponse(turn).mol?.source).toBe("fallback");
+    const [, assistant] = formatTurnItems(turn);
+    expect(itemSchema.parse(JSON.parse(JSON.stringify(assistant))).mol?.label).toBe("coding");
+  });
+
+  it("passes on a fact a newer mesh adds, and refuses a mol that breaks the contract", () => {
+    const response = JSON.parse(JSON.stringify(formatResponseObject(makeTurn())));
+    response.mol.newFact = 7;
+    expect(responseSchema.parse(response).mol).toMatchObject({ newFact: 7, label: "coding" });
+    expect(molSchema.safeParse({ ...makeTurn().mol, source: "guessed" }).success).toBe(false);
+    expect(molSchema.safeParse({ ...makeTurn().mol, label: undefined }).success).toBe(false);
   });
 
   it("rounds the cached shares of the answer hop and of the turn (route + answer)", () => {

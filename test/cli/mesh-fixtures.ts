@@ -1,7 +1,6 @@
 import type { WireErrorCode } from "../../schema/wire/v1/index.ts";
 import type { TurnRecord, TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
-import { ApiError } from "../../workers/src/api/errors/api-error.ts";
-import { toErrorEnvelope } from "../../workers/src/api/errors/to-error-envelope.ts";
+import { ApiError, toErrorEnvelope } from "../../workers/src/api/errors/api-error.ts";
 import { createResponsesEventStream } from "../../workers/src/api/sse/create-responses-event-stream.ts";
 import { makeStartTurn, makeTurn } from "../api/turn-fixtures.ts";
 

@@ -18,9 +18,8 @@ import {
   decodeWireMessage,
   nodeStatusSchema,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/request-route.ts";
-import { requestSummary } from "../../workers/src/gpu/request-summary.ts";
-import { streamAnswer } from "../../workers/src/gpu/stream-answer.ts";
+import { requestRoute, requestSummary } from "../../workers/src/gpu/hop-client.ts";
+import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
 import { findPermissionViolation } from "./find-permission-violation.ts";
 import { trySubscribe } from "./try-subscribe.ts";
 import { watchPermissionErrors, type PermissionErrorWatch } from "./watch-permission-errors.ts";

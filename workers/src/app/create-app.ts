@@ -1,9 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
-import { ApiError } from "../api/errors/api-error.ts";
+import { ApiError, toApiError, toErrorResponse } from "../api/errors/api-error.ts";
 import { createUnauthorizedError } from "../api/errors/request-errors.ts";
-import { toApiError } from "../api/errors/to-api-error.ts";
-import { toErrorResponse } from "../api/errors/to-error-envelope.ts";
 import { readBearerToken } from "./access-guards.ts";
 import type { AppDeps, AppEnv } from "./app-deps.ts";
 import { registerChatCompletionRoutes } from "./routes/chat-completion-routes.ts";

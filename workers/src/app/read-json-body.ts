@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { createValidationError } from "../api/errors/create-validation-error.ts";
 import {
+  createValidationError,
   createInvalidJsonError,
   createPayloadTooLargeError,
   createUnsupportedMediaTypeError,

@@ -1,34 +1,8 @@
-import type { Placement } from "../../../schema/db/timeline-event.ts";
-import type { Usage, WireErrorCode } from "../../../schema/wire/v1/index.ts";
+import type { TurnMol } from "../../../schema/api/mol.ts";
+import type { WireErrorCode } from "../../../schema/wire/v1/index.ts";
 
-/** The MoL facts of one turn: the extra `mol` object on responses and assistant items. */
-export interface TurnMol {
-  turnId: string;
-  harnessHash: string;
-  /** The specialist that answered (after any fallback). */
-  label: string;
-  /** The adapter that ran the answer hop and its revision (content fingerprint). */
-  adapter: string;
-  revision?: string;
-  source: "router" | "forced" | "fallback";
-  fallback?: { code: WireErrorCode; message: string; to: "previous" | "default" };
-  nodes: { route?: string; answer?: string; summary?: string };
-  /** Edge-measured, ms, plus each hop's total as its GPU node measured it (the difference is transport + edge). */
-  timings: {
-    routeMs?: number;
-    answerFirstTokenMs?: number;
-    answerTotalMs?: number;
-    summaryMs?: number;
-    routeNodeMs?: number;
-    answerNodeMs?: number;
-    summaryNodeMs?: number;
-  };
-  /** Per hop: where the edge sent it and why (warm, spill, least-loaded, queue-group), with failed attempts. */
-  placement: { route?: Placement; answer?: Placement; summary?: Placement };
-  /** Per hop, as the GPU node measured it. */
-  usage: { route?: Usage; answer?: Usage; summary?: Usage };
-  summary: { status: "pending" | "ready" | "failed" | "none"; text?: string };
-}
+/** The MoL facts of one turn: the extra `mol` object on responses and assistant items (schema/api/mol.ts). */
+export type { TurnMol };
 
 export type TurnStatus = "in_progress" | "completed" | "failed" | "cancelled";
 

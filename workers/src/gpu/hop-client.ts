@@ -1,15 +1,28 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import type {
-  AnswerRequestInput,
-  RouteRequestInput,
-  RouteResult,
-  SummaryRequestInput,
-  SummaryResult,
+import type { z } from "zod";
+import {
+  buildHopSubject,
+  decodeWireMessage,
+  encodeWireMessage,
+  rebuildWireError,
+  routeReplySchema,
+  routeRequestSchema,
+  summaryReplySchema,
+  summaryRequestSchema,
+  type AnswerRequestInput,
+  type ErrorReply,
+  type Hop,
+  type RouteRequestInput,
+  type RouteResult,
+  type SummaryRequestInput,
+  type SummaryResult,
+  type WireVersion,
 } from "../../../schema/wire/v1/index.ts";
-import type { HopCallOptions } from "./hop-call-options.ts";
-import { requestRoute } from "./request-route.ts";
-import { requestSummary } from "./request-summary.ts";
-import { streamAnswer, type AnswerStreamPart } from "./stream-answer.ts";
+import { streamAnswer, type AnswerStreamPart } from "./answer-stream.ts";
+import { DEFAULT_REPLY_GRACE_MS, mapNatsError, watchHopAbort, type HopCallOptions } from "./hop-transport.ts";
+
+export type { AnswerStreamPart } from "./answer-stream.ts";
+export type { HopCallOptions } from "./hop-transport.ts";
 
 /** The three hops as the conversation logic sees them; the transport (NATS) stays behind this type. */
 export interface HopClient {
@@ -31,4 +44,52 @@ export function createNatsHopClient(
       yield* streamAnswer(await connection(), input, withPrefix(options));
     },
   };
+}
+
+/** Runs the route hop on a GPU node; resolves with a valid label or rejects with a typed MolWireError. */
+export function requestRoute(
+  nc: NatsConnection,
+  input: RouteRequestInput,
+  options: HopCallOptions = {},
+): Promise<RouteResult> {
+  return requestSingleReplyHop(nc, "route", routeRequestSchema.parse(input), routeReplySchema, options);
+}
+
+/** Runs the summary hop on a GPU node (greedy, ≤ 192 tokens); rejects with a typed MolWireError. */
+export function requestSummary(
+  nc: NatsConnection,
+  input: SummaryRequestInput,
+  options: HopCallOptions = {},
+): Promise<SummaryResult> {
+  return requestSingleReplyHop(nc, "summary", summaryRequestSchema.parse(input), summaryReplySchema, options);
+}
+
+type HopRequest = { version: WireVersion; requestId: string; timeoutMs: number };
+
+/** Request-reply for the hops that answer in one message (route, summary). */
+async function requestSingleReplyHop<Req extends HopRequest, Res extends { type: string }>(
+  nc: NatsConnection,
+  hop: Hop,
+  request: Req,
+  replySchema: z.ZodType<Res | ErrorReply>,
+  options: HopCallOptions,
+): Promise<Res> {
+  const subject = options.subject ?? buildHopSubject(hop, options.subjectPrefix);
+  options.signal?.throwIfAborted();
+  const abort = watchHopAbort(nc, hop, request.requestId, options.signal, options.subjectPrefix);
+  try {
+    const msg = await Promise.race([
+      nc.request(subject, encodeWireMessage(request), {
+        timeout: request.timeoutMs + DEFAULT_REPLY_GRACE_MS,
+      }),
+      abort.aborted,
+    ]).catch((error: unknown) => {
+      throw mapNatsError(error, subject);
+    });
+    const reply = decodeWireMessage(replySchema, msg.data, "reply");
+    if (reply.type === "error") throw rebuildWireError((reply as ErrorReply).error);
+    return reply as Res;
+  } finally {
+    abort.dispose();
+  }
 }

@@ -1,4 +1,5 @@
 import type { TurnMol, TurnRecord } from "../../conversation/turn-record.ts";
+import { formatMol } from "./format-mol.ts";
 import { readModelName } from "./read-model-name.ts";
 import { sumCriticalPathUsage } from "./sum-critical-path-usage.ts";
 
@@ -77,6 +78,6 @@ export function formatChatCompletion(
       },
     ],
     usage: formatChatUsage(turn.mol),
-    mol: turn.mol,
+    mol: formatMol(turn.mol),
   };
 }

@@ -1,4 +1,5 @@
 import type { TurnMol, TurnRecord } from "../../conversation/turn-record.ts";
+import { formatMol } from "./format-mol.ts";
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
 
@@ -50,7 +51,7 @@ export function formatItem(item: ItemInput): UserItemObject | AssistantItemObjec
     status: item.status,
     content: [formatOutputText(item.text)],
   };
-  if (item.mol !== undefined) formatted.mol = item.mol;
+  if (item.mol !== undefined) formatted.mol = formatMol(item.mol);
   return formatted;
 }
 
@@ -77,7 +78,7 @@ export function formatTurnItems(turn: TurnRecord): [UserItemObject, AssistantIte
       role: "assistant",
       status: readAssistantItemStatus(turn),
       content: [formatOutputText(turn.answerText)],
-      mol: turn.mol,
+      mol: formatMol(turn.mol),
     },
   ];
 }

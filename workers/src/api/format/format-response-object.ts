@@ -1,10 +1,12 @@
 import type { TurnMol, TurnRecord } from "../../conversation/turn-record.ts";
+import { mapTurnErrorToApiError, toPublicError, type PublicError } from "../errors/api-error.ts";
 import {
   formatOutputText,
   readAssistantItemStatus,
   type OutputTextPart,
   type ItemStatus,
 } from "./format-item.ts";
+import { formatMol } from "./format-mol.ts";
 import { readModelName } from "./read-model-name.ts";
 import { sumCriticalPathUsage } from "./sum-critical-path-usage.ts";
 
@@ -36,8 +38,11 @@ export interface ResponseObject {
   output: ResponseOutputMessage[];
   usage: ResponseUsageObject | null;
   conversation: { id: string };
-  /** `code` is the wire error code (`deadline_exceeded`, …), which says more than OpenAI's `server_error`. */
-  error: { code: string; message: string } | null;
+  /**
+   * `code` is the public form of the wire error code (`deadline_exceeded`, …), which says more than OpenAI's
+   * `server_error`; `message` is the fixed public one (the node's own message stays inside).
+   */
+  error: PublicError | null;
   incomplete_details: { reason: "max_output_tokens" } | null;
   instructions: null;
   metadata: Record<string, string>;
@@ -85,11 +90,13 @@ function formatUsage(turn: TurnRecord): ResponseUsageObject | null {
   };
 }
 
-function formatError(turn: TurnRecord): ResponseObject["error"] {
-  if (turn.status === "cancelled")
-    return turn.error ?? { code: "cancelled", message: "the turn was cancelled" };
-  if (turn.status === "failed") return turn.error ?? { code: "engine_failure", message: "the turn failed" };
-  return null;
+/** The stored error goes out mapped, as it would over HTTP: its message is the node's and may name subjects. */
+function formatError(turn: TurnRecord): PublicError | null {
+  if (turn.status !== "cancelled" && turn.status !== "failed") return null;
+  if (turn.error !== undefined) return toPublicError(mapTurnErrorToApiError(turn.error));
+  return turn.status === "cancelled"
+    ? { code: "cancelled", message: "the turn was cancelled" }
+    : { code: "engine_failure", message: "the turn failed" };
 }
 
 export function formatResponseOutputMessage(turn: TurnRecord): ResponseOutputMessage {
@@ -128,6 +135,6 @@ export function formatResponseObject(turn: TurnRecord, options: ResponseFormatOp
     truncation: "disabled",
     store: true,
     background: false,
-    mol: turn.mol,
+    mol: formatMol(turn.mol),
   };
 }

@@ -1,7 +1,7 @@
 import type { TurnMol, TurnStreamPart } from "../../conversation/turn-record.ts";
-import type { ApiError } from "../errors/api-error.ts";
-import { toErrorEnvelope } from "../errors/to-error-envelope.ts";
+import { type ApiError, toErrorEnvelope } from "../errors/api-error.ts";
 import { formatChatUsage } from "../format/format-chat-completion.ts";
+import { formatMol } from "../format/format-mol.ts";
 import { describeEarlyEnd, describeSourceFailure, describeTurnError } from "./describe-stream-failure.ts";
 import { SSE_DONE_FRAME, encodeSseEvent } from "./encode-sse.ts";
 import type { PartEncoder } from "./part-encoder.ts";
@@ -44,7 +44,10 @@ export class ChatChunkEncoder implements PartEncoder<TurnStreamPart> {
     this.#started = true;
     this.#fingerprint = mol?.harnessHash;
     return [
-      this.#chunk([this.#choice({ role: "assistant", content: "" })], mol === undefined ? {} : { mol }),
+      this.#chunk(
+        [this.#choice({ role: "assistant", content: "" })],
+        mol === undefined ? {} : { mol: formatMol(mol) },
+      ),
     ];
   }
 
@@ -62,7 +65,8 @@ export class ChatChunkEncoder implements PartEncoder<TurnStreamPart> {
           done: false,
         };
       case "turn-finish": {
-        const { mol, finishReason } = part.turn;
+        const { finishReason } = part.turn;
+        const mol = formatMol(part.turn.mol);
         const frames = [
           ...this.#start(mol),
           this.#chunk([this.#choice({}, finishReason ?? "stop")], { mol }),

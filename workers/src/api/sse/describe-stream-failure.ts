@@ -1,11 +1,9 @@
-import { ProtocolError, rebuildWireError, type WireErrorCode } from "../../../../schema/wire/v1/index.ts";
-import type { ApiError } from "../errors/api-error.ts";
-import { mapWireErrorToApiError } from "../errors/map-wire-error-to-api-error.ts";
-import { toApiError } from "../errors/to-api-error.ts";
+import { ProtocolError } from "../../../../schema/wire/v1/index.ts";
+import { type ApiError, type TurnError, mapTurnErrorToApiError, toApiError } from "../errors/api-error.ts";
 
 /** A turn-error part, seen the way a client sees it: the public message, not the node's. */
-export function describeTurnError(error: { code: WireErrorCode; message: string }): ApiError {
-  return mapWireErrorToApiError(rebuildWireError({ ...error, retryable: false }));
+export function describeTurnError(error: TurnError): ApiError {
+  return mapTurnErrorToApiError(error);
 }
 
 /** The source ended without `turn-finish` or `turn-error`: never pass a partial answer off as whole. */

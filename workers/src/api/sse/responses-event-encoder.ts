@@ -1,5 +1,5 @@
 import type { TurnRecord, TurnStreamPart } from "../../conversation/turn-record.ts";
-import type { ApiError } from "../errors/api-error.ts";
+import { toPublicError, type ApiError } from "../errors/api-error.ts";
 import { formatOutputText } from "../format/format-item.ts";
 import {
   formatResponseObject,
@@ -81,17 +81,17 @@ export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
     ];
   }
 
-  /** `response.failed` needs a response to describe; before turn-start there is none, so an `error` event. */
-  #fail(error: ApiError, code: string, turn = this.#turn): string[] {
+  /**
+   * `response.failed` needs a response to describe; before turn-start there is none, so an `error` event. Either
+   * way the error is the public one the caller mapped, never the turn's stored (node-written) message.
+   */
+  #fail(error: ApiError, turn = this.#turn): string[] {
     if (turn === undefined) {
-      return [this.#event("error", { code, message: error.message, param: error.param })];
+      return [this.#event("error", { code: error.code, message: error.message, param: error.param })];
     }
     const opening = this.#turn === undefined ? this.#start(turn) : [];
-    const status = turn.status === "cancelled" || code === "cancelled" ? "cancelled" : "failed";
-    const response = {
-      ...this.#response({ ...turn, status }),
-      error: turn.error ?? { code, message: error.message },
-    };
+    const status = turn.status === "cancelled" || error.code === "cancelled" ? "cancelled" : "failed";
+    const response = { ...this.#response({ ...turn, status }), error: toPublicError(error) };
     return [...opening, this.#event("response.failed", { response })];
   }
 
@@ -101,7 +101,7 @@ export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
         return { frames: this.#turn === undefined ? this.#start(part.turn) : [], done: false };
       case "text-delta":
         if (this.#turn === undefined) {
-          return { frames: this.#fail(describeEarlyEnd(), "protocol_error"), done: true };
+          return { frames: this.#fail(describeEarlyEnd()), done: true };
         }
         return {
           frames: [
@@ -116,16 +116,15 @@ export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
       case "turn-finish":
         return { frames: this.#finish(part.turn), done: true };
       case "turn-error":
-        return { frames: this.#fail(describeTurnError(part.error), part.error.code, part.turn), done: true };
+        return { frames: this.#fail(describeTurnError(part.error), part.turn), done: true };
     }
   }
 
   encodeEnd(): string[] {
-    return this.#fail(describeEarlyEnd(), "protocol_error");
+    return this.#fail(describeEarlyEnd());
   }
 
   encodeFailure(error: unknown): string[] {
-    const apiError = describeSourceFailure(error);
-    return this.#fail(apiError, apiError.code);
+    return this.#fail(describeSourceFailure(error));
   }
 }

@@ -1,7 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { createValidationError } from "../../api/errors/create-validation-error.ts";
-import { createConflictError, createNotFoundError } from "../../api/errors/request-errors.ts";
+import {
+  createValidationError,
+  createConflictError,
+  createNotFoundError,
+} from "../../api/errors/request-errors.ts";
 import { formatApiKey } from "../../api/format/format-api-key.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatTenant } from "../../api/format/format-tenant.ts";

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createValidationError } from "../../api/errors/create-validation-error.ts";
+import { createValidationError } from "../../api/errors/request-errors.ts";
 import { formatAuditEntry, readAuditSeq } from "../../api/format/format-audit-entry.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { auditLogQuerySchema } from "../../api/schemas/tenancy-schemas.ts";

@@ -1,6 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { createValidationError } from "../../api/errors/create-validation-error.ts";
-import { createNotFoundError } from "../../api/errors/request-errors.ts";
+import { createValidationError, createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatConversation } from "../../api/format/format-conversation.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatItem, readAssistantItemStatus } from "../../api/format/format-item.ts";

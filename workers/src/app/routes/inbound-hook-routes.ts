@@ -6,6 +6,7 @@ import { MAX_INBOUND_BODY_BYTES, readInboundHook } from "../../webhooks/read-inb
 import { admitTurn } from "../admit-turn.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readLimitedBody } from "../read-json-body.ts";
+import { toRefusalError } from "../serve-turn.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -71,10 +72,7 @@ export function registerInboundHookRoutes(app: OpenAPIHono<AppEnv>): void {
         text: hook.text,
         idempotency: { key: `hook:${endpoint.id}:${hook.deliveryId}`, requestHash: await sha256Hex(body) },
       });
-      if (!started.ok) {
-        const { status, code, message } = started.refusal;
-        throw new ApiError({ status, type: "invalid_request_error", code, message });
-      }
+      if (!started.ok) throw toRefusalError(started, conversationId);
       return c.json(
         {
           object: "inbound_delivery",

@@ -1,8 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../api/errors/api-error.ts";
-import { createValidationError } from "../../api/errors/create-validation-error.ts";
-import { createNotFoundError } from "../../api/errors/request-errors.ts";
+import { createValidationError, createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatWebhookDelivery } from "../../api/format/format-webhook-delivery.ts";
 import { formatWebhookEndpoint } from "../../api/format/format-webhook-endpoint.ts";

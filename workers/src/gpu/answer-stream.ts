@@ -11,10 +11,13 @@ import {
   type AnswerRequestInput,
   type StreamPart,
 } from "../../../schema/wire/v1/index.ts";
-import { DEFAULT_REPLY_GRACE_MS, type HopCallOptions } from "./hop-call-options.ts";
-import { mapNatsError } from "./map-nats-error.ts";
-import { publishCancel } from "./publish-cancel.ts";
-import { watchHopAbort } from "./watch-hop-abort.ts";
+import {
+  DEFAULT_REPLY_GRACE_MS,
+  mapNatsError,
+  publishCancel,
+  watchHopAbort,
+  type HopCallOptions,
+} from "./hop-transport.ts";
 
 export type AnswerStreamPart = Exclude<StreamPart, { type: "error" }>;
 

@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { placementSchema } from "../db/timeline-event.ts";
+import { usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
+
+// The `mol` extension object: the MoL facts of one turn, on Responses, chat completions (and their chunks) and
+// assistant items. The edge builds it (its type is this schema's), the CLI reads it back with the same schema.
+
+const millis = z.number().nonnegative();
+
+/** Why this specialist answered: the router picked it, the request forced it, or the route hop failed. */
+export const molSourceSchema = z.enum(["router", "forced", "fallback"]);
+
+/** A failed route hop: its wire code, its message (the public one once formatted for a client), who answered. */
+export const molFallbackSchema = z.object({
+  code: wireErrorCodeSchema,
+  message: z.string(),
+  to: z.enum(["previous", "default"]),
+});
+
+/** Edge-measured, ms, plus each hop's total as its GPU node measured it (the difference is transport + edge). */
+export const molTimingsSchema = z.object({
+  routeMs: millis.optional(),
+  answerFirstTokenMs: millis.optional(),
+  answerTotalMs: millis.optional(),
+  summaryMs: millis.optional(),
+  routeNodeMs: millis.optional(),
+  answerNodeMs: millis.optional(),
+  summaryNodeMs: millis.optional(),
+});
+
+/** Per hop, something that hop reported: which node ran it, where it was placed, what it used. */
+const perHop = <T extends z.ZodType>(fact: T) =>
+  z.object({ route: fact.optional(), answer: fact.optional(), summary: fact.optional() });
+
+export const molSchema = z.object({
+  turnId: z.string(),
+  harnessHash: z.string(),
+  /** The specialist that answered (after any fallback). */
+  label: z.string(),
+  /** The adapter that ran the answer hop and its revision (content fingerprint). */
+  adapter: z.string(),
+  revision: z.string().optional(),
+  source: molSourceSchema,
+  fallback: molFallbackSchema.optional(),
+  /** The node that ran each hop. */
+  nodes: perHop(z.string()),
+  timings: molTimingsSchema,
+  /** Per hop: where the edge sent it and why (warm, spill, least-loaded, queue-group), with failed attempts. */
+  placement: perHop(placementSchema),
+  /** Per hop, as the GPU node measured it. */
+  usage: perHop(usageSchema),
+  summary: z.object({ status: z.enum(["pending", "ready", "failed", "none"]), text: z.string().optional() }),
+});
+export type TurnMol = z.infer<typeof molSchema>;
