@@ -55,11 +55,18 @@ describe("webhook events", () => {
     expect(data.answer_url).toBe("/v1/conversations/conv_1/items/msg_a");
   });
 
-  it("reports a failure's code", async () => {
-    const failed = turn({ status: "failed", error: { code: "overloaded", message: "busy" } });
+  it("reports a failure's code with the public message, never the node's", async () => {
+    const failed = turn({
+      status: "failed",
+      error: { code: "overloaded", message: "node gpu-7 refused on mol.v1.answer.chat" },
+    });
     const data = (
       JSON.parse((await buildTurnFailedEvent(failed, ctx)).body) as { data: Record<string, unknown> }
     ).data;
-    expect(data.error).toEqual({ code: "overloaded", message: "busy" });
+    expect(data.error).toEqual({
+      code: "overloaded",
+      message: "the GPU nodes are overloaded; retry shortly",
+    });
+    expect(JSON.stringify(data)).not.toContain("gpu-7");
   });
 });

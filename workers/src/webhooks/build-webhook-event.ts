@@ -1,6 +1,8 @@
 import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
 import type { TurnRecord } from "../conversation/turn-record.ts";
 import { sha256Hex } from "../../../schema/harness/content-hash.ts";
+import { mapTurnErrorToApiError, toPublicError } from "../api/errors/api-error.ts";
+import { formatMol } from "../api/format/format-mol.ts";
 
 /** An outbound event: `body` is what every attempt to every endpoint sends, byte for byte. */
 export interface WebhookEvent {
@@ -46,7 +48,7 @@ async function createEvent(
 }
 
 function describeMol(turn: TurnRecord) {
-  const { mol } = turn;
+  const mol = formatMol(turn.mol);
   return {
     route: { label: mol.label, source: mol.source, ...(mol.fallback ? { fallback: mol.fallback } : {}) },
     adapter: mol.adapter,
@@ -74,7 +76,10 @@ export function buildTurnFailedEvent(turn: TurnRecord, ctx: TurnEventContext): P
   return createEvent("conversation.turn.failed", turn, ctx, {
     user_text: turn.userText,
     status: turn.status,
-    error: turn.error ?? { code: "engine_failure", message: "the turn did not complete" },
+    // Receivers are clients too: the node's message (subjects, node ids) stays inside.
+    error: toPublicError(
+      mapTurnErrorToApiError(turn.error ?? { code: "engine_failure", message: "the turn did not complete" }),
+    ),
     ...describeMol(turn),
   });
 }
