@@ -80,6 +80,9 @@ type RouteScript = (input: RouteRequestInput) => Promise<Pick<RouteResult, "labe
 type AnswerScript = (input: AnswerRequestInput, options: HopCallOptions) => AsyncIterable<AnswerStreamPart>;
 type SummaryScript = (input: SummaryRequestInput) => Promise<{ text: string; usage?: Usage }>;
 
+const defaultRoute: RouteScript = async () => ({ label: "coding" });
+const defaultSummary: SummaryScript = async () => ({ text: "Said hello." });
+
 /** A hop client that plays scripted replies and records every call. */
 export function createScriptedHops(script: {
   route?: RouteScript;
@@ -94,7 +97,7 @@ export function createScriptedHops(script: {
   const hops: HopClient = {
     async route(input) {
       calls.route.push(input);
-      const reply = await (script.route ?? (async () => ({ label: "coding" })))(input);
+      const reply = await (script.route ?? defaultRoute)(input);
       return {
         version: WIRE_VERSION,
         type: "route-result",
@@ -112,7 +115,7 @@ export function createScriptedHops(script: {
     },
     async summary(input) {
       calls.summary.push(input);
-      const reply = await (script.summary ?? (async () => ({ text: "Said hello." })))(input);
+      const reply = await (script.summary ?? defaultSummary)(input);
       return {
         version: WIRE_VERSION,
         type: "summary-result",
@@ -144,7 +147,7 @@ export async function* answerParts(text: string, reported: Usage): AsyncGenerato
     yield { version: WIRE_VERSION, seq: seq++, type: "text-delta", delta };
   yield {
     version: WIRE_VERSION,
-    seq: seq++,
+    seq,
     type: "finish",
     finishReason: "stop",
     text,

@@ -51,7 +51,7 @@ export class ConversationObject
       placement: createFleetPlacement({
         connection: () => this.#nats.get(),
         staleAfterMs: readMs(env.MOL_FLEET_STALE_MS, DEFAULT_FLEET_STALE_MS),
-        subjectPrefix: env.MOL_SUBJECT_PREFIX,
+        ...(env.MOL_SUBJECT_PREFIX === undefined ? {} : { subjectPrefix: env.MOL_SUBJECT_PREFIX }),
         now: Date.now,
         mode: env.MOL_PLACEMENT === "queue-group" ? "queue-group" : "affinity",
       }),

@@ -19,6 +19,7 @@ const samplingOverridesSchema = z.object({
   seed: sampling.seed,
   stop: sampling.stop.unwrap().optional(),
 });
+export type SamplingOverrides = z.infer<typeof samplingOverridesSchema>;
 
 /** A turn of a stored conversation, as the Worker sends it to the conversation's object. */
 export const startTurnRequestSchema = z.object({

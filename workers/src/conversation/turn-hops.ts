@@ -4,10 +4,10 @@ import {
   ProtocolError,
   WIRE_VERSION,
   toWireErrorPayload,
-  type Sampling,
   type StartPart,
 } from "../../../schema/wire/v1/index.ts";
 import type { HopClient } from "../gpu/hop-client.ts";
+import type { SamplingOverrides } from "./conversation-rpc.ts";
 import { placeHop, type HopPlacement } from "./place-hop.ts";
 
 export interface HopTimeouts {
@@ -122,7 +122,7 @@ export interface AnswerProgress {
 
 export interface AnswerQuestion extends HopTarget {
   label: string;
-  sampling?: Partial<Sampling> | undefined;
+  sampling?: SamplingOverrides | undefined;
   signal: AbortSignal;
   onDelta: (delta: string) => void;
   /** Updated as the hop runs, and still telling after it threw. */
