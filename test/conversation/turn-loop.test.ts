@@ -296,6 +296,32 @@ describe("the turn loop, stored turns", () => {
     expect(parts.at(-1)?.type).toBe("turn-finish");
     expect(store.events.at(-1)?.type).toBe("summary");
   });
+  it("reports a storage failure before the answer as an engine failure, and one after it only once", async () => {
+    const failOn = (type: string) => {
+      const store = new MemoryConversationStore(META);
+      const append = store.append.bind(store);
+      store.append = (events) => {
+        if (events.some((e) => e.type === type)) throw new Error(`disk full at ${type}`);
+        return append(events);
+      };
+      const { deps, outbox, recorded } = createTestDeps(createScriptedHops({}).hops);
+      return { turns: new ConversationTurns({ ...deps, store, outbox }), recorded };
+    };
+    const early = failOn("route_decision");
+    const parts = await collectParts(
+      streamOf(early.turns.startTurn({ conversationId: META.id, text: "hi" })),
+    );
+    expect(parts).toMatchObject([{ type: "turn-error", error: { code: "engine_failure" } }]);
+
+    const late = failOn("summary");
+    const finished = await collectParts(
+      streamOf(late.turns.startTurn({ conversationId: META.id, text: "hi" })),
+    );
+    await late.turns.afterTurns(async () => undefined);
+    expect(finished.at(-1)?.type).toBe("turn-finish");
+    expect(late.recorded.events.map((e) => e.phase)).toEqual(["turn"]);
+    expect(late.recorded.charges[0]?.charge.tokens).toBe(127);
+  });
 });
 
 describe("the turn loop, stateless turns (chat completions)", () => {

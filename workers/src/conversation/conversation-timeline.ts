@@ -42,10 +42,6 @@ export class ConversationTimeline implements Timeline {
     this.#catchUp();
   }
 
-  get views(): ConversationViews {
-    return this.#views;
-  }
-
   append(...events: TimelineEvent[]): StoredTimelineEvent[] {
     const stored = this.#store.append(events);
     for (const event of stored) this.#views = applyEventToViews(this.#views, event, this.#harness);

@@ -168,6 +168,7 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
   const { harness } = deps;
   const record = () => buildTurnRecord(conversationId, timeline.readTurn(turnId));
   let partial: PartialAnswer | undefined;
+  let reported = false;
   try {
     const forced = job.forcedLabel ? { forcedLabel: job.forcedLabel } : {};
     timeline.append({
@@ -224,6 +225,7 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
       }
     }
     client.close();
+    reported = true;
     await emitEvent(job, record(), "turn");
 
     const summaryPrompt = timeline.summaryPrompt?.bind(timeline);
@@ -242,7 +244,7 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
   } catch (error) {
     // A bug or a storage failure, not a hop's: the client still gets an error part, never a silent end.
     const turn = readRecord(record);
-    if (turn) {
+    if (turn && !reported) {
       client.push({ type: "turn-error", turn, error: { code: "engine_failure", message: String(error) } });
       client.close();
       await emitEvent(job, turn, "turn");
