@@ -69,4 +69,29 @@ describe("per-tenant limits", () => {
       )
       .toBe("insufficient_quota");
   }, 180_000);
+
+  it("charges chat completions: their tokens spend the per-minute token limit until one is refused", async () => {
+    const m = await mesh({ MOL_DEFAULT_TPM: "300" });
+    const complete = () =>
+      m.api("/v1/chat/completions", {
+        method: "POST",
+        json: { model: "mol:chat", messages: [{ role: "user", content: "hello there" }], max_tokens: 4 },
+      });
+    // Each completion costs its prompt plus a few answer tokens, charged once its stream ends: well before the
+    // 25th, the 300 tokens are spent (refilling at 5 a second), unless chat completions cost nothing.
+    const statuses: number[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < 25 && !refused; i++) {
+      const response = await complete();
+      statuses.push(response.status);
+      if (response.status === 429) refused = response;
+      else await response.arrayBuffer();
+    }
+    expect(statuses[0]).toBe(200);
+    expect(refused?.status).toBe(429);
+    const body = (await refused?.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("rate_limit_exceeded");
+    expect(body.error.message).toContain("tokens per minute");
+    expect(refused?.headers.get("x-ratelimit-remaining-tokens")).toBe("0");
+  }, 180_000);
 });

@@ -15,7 +15,10 @@ export function createConversationHandle(stub: DurableObjectStub<ConversationObj
       headers: { "content-type": "application/json" },
     });
     if (response.ok && response.body) return { ok: true, stream: response.body };
-    return { ok: false, refusal: (await response.json()) as TurnRefusal };
+    const refusal = (await response.json()) as TurnRefusal | { status: number; message: string };
+    if (isTurnRefusal(refusal)) return { ok: false, refusal };
+    // The object could not decode what this Worker sent: a bug on our side, never the client's.
+    throw new Error(`the conversation object rejected the turn request: ${refusal.message}`);
   };
   return {
     create: (meta) => stub.create(meta),
@@ -26,4 +29,8 @@ export function createConversationHandle(stub: DurableObjectStub<ConversationObj
     startStatelessTurn: (request) => startOverFetch(STATELESS_TURN_PATH, request),
     startDetachedTurn: (request) => stub.startDetachedTurn(request),
   };
+}
+
+function isTurnRefusal(body: { status: number }): body is TurnRefusal {
+  return body.status === 404 || body.status === 409 || body.status === 422;
 }

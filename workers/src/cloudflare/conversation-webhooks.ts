@@ -1,5 +1,6 @@
 import type { ConversationMeta } from "../conversation/conversation-store.ts";
 import type { TurnRecord } from "../conversation/turn-record.ts";
+import type { TurnOutbox } from "../conversation/turn-loop.ts";
 import {
   buildSummaryCreatedEvent,
   buildTurnCompletedEvent,
@@ -16,7 +17,7 @@ import type { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
 const OUTBOX_RETRY_MS = 30_000;
 
 /** The conversation object's side of outbound webhooks: events go to the outbox first, then to the queues. */
-export class ConversationWebhooks {
+export class ConversationWebhooks implements TurnOutbox {
   readonly #ctx: DurableObjectState;
   readonly #env: Env;
   readonly #outbox: DrizzleWebhookOutbox;

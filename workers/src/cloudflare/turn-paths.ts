@@ -1,3 +1,36 @@
+import type { z } from "zod";
+import {
+  startTurnRequestSchema,
+  statelessTurnRequestSchema,
+  type StartTurnRequest,
+  type StatelessTurnRequest,
+} from "../conversation/conversation-rpc.ts";
+
 /** Paths of the conversation object's `fetch` entry points (turns go over fetch; see conversation-handle.ts). */
 export const TURN_PATH = "/turn";
 export const STATELESS_TURN_PATH = "/stateless-turn";
+
+export type DecodedTurnRequest =
+  | { kind: "stored"; request: StartTurnRequest }
+  | { kind: "stateless"; request: StatelessTurnRequest }
+  /** 400: the Worker broke the object's contract (not its client's fault); 404: no such entry point. */
+  | { kind: "invalid"; status: 400 | 404; message: string };
+
+/** Reads a turn request off the object's `fetch`, validating the body instead of trusting its shape. */
+export async function decodeTurnRequest(request: Request): Promise<DecodedTurnRequest> {
+  const { pathname } = new URL(request.url);
+  if (pathname !== TURN_PATH && pathname !== STATELESS_TURN_PATH) {
+    return { kind: "invalid", status: 404, message: `no turn entry point at ${pathname}` };
+  }
+  const body: unknown = await request.json().catch(() => undefined);
+  if (pathname === TURN_PATH) {
+    const parsed = startTurnRequestSchema.safeParse(body);
+    return parsed.success ? { kind: "stored", request: parsed.data } : invalid(parsed.error);
+  }
+  const parsed = statelessTurnRequestSchema.safeParse(body);
+  return parsed.success ? { kind: "stateless", request: parsed.data } : invalid(parsed.error);
+}
+
+function invalid(error: z.ZodError): DecodedTurnRequest {
+  return { kind: "invalid", status: 400, message: `invalid turn request: ${error.message}` };
+}

@@ -45,8 +45,12 @@ function buildMol(
     ...(answer ? { revision: answer.revision } : {}),
     source: route?.source ?? "router",
     ...(route?.fallback ? { fallback: route.fallback } : {}),
-    nodes: { route: route?.router?.nodeId, answer: answer?.hop.nodeId, summary: summary?.hop.nodeId },
-    timings: {
+    nodes: definedOnly({
+      route: route?.router?.nodeId,
+      answer: answer?.hop.nodeId,
+      summary: summary?.hop.nodeId,
+    }),
+    timings: definedOnly({
       routeMs: route?.router?.edgeTimings.totalMs,
       answerFirstTokenMs: answer?.hop.edgeTimings.firstTokenMs,
       answerTotalMs: answer?.hop.edgeTimings.totalMs,
@@ -54,13 +58,17 @@ function buildMol(
       routeNodeMs: route?.router?.nodeTimings.totalMs,
       answerNodeMs: answer?.hop.nodeTimings.totalMs,
       summaryNodeMs: summary?.hop.nodeTimings.totalMs,
-    },
-    placement: {
+    }),
+    placement: definedOnly({
       route: route?.router?.placement,
       answer: answer?.hop.placement,
       summary: summary?.hop.placement,
-    },
-    usage: { route: route?.router?.usage, answer: answer?.hop.usage, summary: summary?.hop.usage },
+    }),
+    usage: definedOnly({
+      route: route?.router?.usage,
+      answer: answer?.hop.usage,
+      summary: summary?.hop.usage,
+    }),
     summary: summary
       ? { status: "ready", text: summary.text }
       : found.summary_failed
@@ -68,5 +76,14 @@ function buildMol(
         : answer
           ? { status: "pending" }
           : { status: "none" },
+  };
+}
+
+/** The object without its undefined entries, typed as optional properties (absent, never `undefined`). */
+function definedOnly<T extends Record<string, unknown>>(
+  record: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
   };
 }

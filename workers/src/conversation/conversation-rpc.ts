@@ -1,4 +1,5 @@
-import type { Sampling } from "../../../schema/wire/v1/index.ts";
+import { z } from "zod";
+import { samplingSchema } from "../../../schema/wire/v1/index.ts";
 import type { ConversationMeta } from "./conversation-store.ts";
 import type { TurnRecord } from "./turn-record.ts";
 
@@ -7,24 +8,42 @@ export interface ItemPage {
   hasMore: boolean;
 }
 
-export interface StartTurnRequest {
-  conversationId: string;
-  text: string;
-  forcedLabel?: string;
-  sampling?: Partial<Sampling>;
-  /** Idempotency-Key and the hash of the request body it came with. */
-  idempotency?: { key: string; requestHash: string };
-}
+const sampling = samplingSchema.shape;
 
-export interface StatelessTurnRequest {
+/** Per-request sampling overrides: only what the client set, so the specialist's own settings fill the rest. */
+const samplingOverridesSchema = z.object({
+  maxTokens: sampling.maxTokens.unwrap().optional(),
+  temperature: sampling.temperature.unwrap().optional(),
+  topP: sampling.topP.unwrap().optional(),
+  topK: sampling.topK.unwrap().optional(),
+  seed: sampling.seed,
+  stop: sampling.stop.unwrap().optional(),
+});
+export type SamplingOverrides = z.infer<typeof samplingOverridesSchema>;
+
+/** A turn of a stored conversation, as the Worker sends it to the conversation's object. */
+export const startTurnRequestSchema = z.object({
+  conversationId: z.string().min(1),
+  text: z.string(),
+  /** Skip the route hop and answer with this specialist (`model: "mol:<label>"`). */
+  forcedLabel: z.string().optional(),
+  sampling: samplingOverridesSchema.optional(),
+  /** Idempotency-Key and the hash of the request body it came with. */
+  idempotency: z.object({ key: z.string(), requestHash: z.string() }).optional(),
+});
+export type StartTurnRequest = z.infer<typeof startTurnRequestSchema>;
+
+/** A `/v1/chat/completions` turn: the client sent the whole history, and nothing is stored. */
+export const statelessTurnRequestSchema = z.object({
   /** Whose quota the turn's tokens count against. */
-  tenantId: string;
+  tenantId: z.string().min(1),
   /** Stable key of the client's conversation (hash of its first messages): the GPU node's KV slot key. */
-  conversationKey: string;
-  messages: Array<{ role: "system" | "user" | "assistant"; content: string }>;
-  forcedLabel?: string;
-  sampling?: Partial<Sampling>;
-}
+  conversationKey: z.string().min(1),
+  messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })),
+  forcedLabel: z.string().optional(),
+  sampling: samplingOverridesSchema.optional(),
+});
+export type StatelessTurnRequest = z.infer<typeof statelessTurnRequestSchema>;
 
 export type TurnRefusal = { status: 404 | 409 | 422; code: string; message: string };
 

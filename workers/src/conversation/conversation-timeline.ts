@@ -6,7 +6,9 @@ import {
   type ConversationViews,
 } from "../views/conversation-views.ts";
 import { applyEventToViews } from "../views/views-reducer.ts";
+import { renderAnswerPrompt, renderRoutePrompt, renderSummaryPrompt } from "../views/render-prompts.ts";
 import type { ConversationStore } from "./conversation-store.ts";
+import type { Timeline } from "./timeline.ts";
 
 /** Events read per page when views must be rebuilt (first load, or a new harness document). */
 const REBUILD_PAGE_EVENTS = 500;
@@ -16,7 +18,7 @@ const REBUILD_PAGE_EVENTS = 500;
  * stores them, so a turn's cost does not grow with the conversation's length. Views are rebuilt from the whole
  * timeline only when the harness document changed.
  */
-export class ConversationTimeline {
+export class ConversationTimeline implements Timeline {
   readonly #store: ConversationStore;
   readonly #harness: HarnessDocument;
   readonly #harnessHash: string;
@@ -40,10 +42,6 @@ export class ConversationTimeline {
     this.#catchUp();
   }
 
-  get views(): ConversationViews {
-    return this.#views;
-  }
-
   append(...events: TimelineEvent[]): StoredTimelineEvent[] {
     const stored = this.#store.append(events);
     for (const event of stored) this.#views = applyEventToViews(this.#views, event, this.#harness);
@@ -58,6 +56,18 @@ export class ConversationTimeline {
 
   readTurn(turnId: string): StoredTimelineEvent[] {
     return this.#store.readTurn(turnId);
+  }
+
+  routePrompt(): string {
+    return renderRoutePrompt(this.#views, this.#harness);
+  }
+
+  answerPrompt(label: string): string {
+    return renderAnswerPrompt(this.#views, label, this.#harness);
+  }
+
+  summaryPrompt(label: string): string {
+    return renderSummaryPrompt(this.#views, label, this.#harness);
   }
 
   /** The specialist that answered the most recent answered turn, if any. */

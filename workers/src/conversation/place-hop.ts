@@ -31,7 +31,7 @@ export interface PlaceHopQuestion {
   hop: Hop;
   adapter: string;
   conversationId: string;
-  lastNodeId?: string;
+  lastNodeId?: string | undefined;
   /** Whether a failure may be retried elsewhere (e.g. only before any answer text reached the client). */
   canRetry: (error: unknown) => boolean;
 }
@@ -52,7 +52,7 @@ export async function placeHop<T>(
       nodes: await q.placement.nodes().catch(() => []),
       adapter: q.adapter,
       conversationId: q.conversationId,
-      lastNodeId: q.lastNodeId,
+      ...(q.lastNodeId ? { lastNodeId: q.lastNodeId } : {}),
       exclude: failed,
     });
     const subject = choice.nodeId

@@ -1,0 +1,220 @@
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import type { StoredTimelineEvent, TimelineEvent } from "../../schema/db/timeline-event.ts";
+import {
+  CancelledError,
+  WIRE_VERSION,
+  type AnswerRequestInput,
+  type RouteRequestInput,
+  type RouteResult,
+  type SummaryRequestInput,
+  type SummaryResult,
+  type Usage,
+} from "../../schema/wire/v1/index.ts";
+import type { HopClient } from "../../workers/src/gpu/hop-client.ts";
+import type { HopCallOptions } from "../../workers/src/gpu/hop-transport.ts";
+import type { AnswerStreamPart } from "../../workers/src/gpu/answer-stream.ts";
+import type { TurnCharge, UsageMeter } from "../../workers/src/conversation/charge-turn.ts";
+import type {
+  ConversationMeta,
+  ConversationStore,
+  IdempotencyRecord,
+  ViewSnapshot,
+} from "../../workers/src/conversation/conversation-store.ts";
+import type { TurnLoopDeps, TurnOutbox } from "../../workers/src/conversation/turn-loop.ts";
+import type { TurnRecord, TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
+import { readPartStream } from "../../workers/src/lib/create-part-stream.ts";
+
+export const TIMINGS = { queueMs: 0, prefillMs: 1, decodeMs: 2, totalMs: 3 };
+
+export function usage(promptTokens: number, completionTokens: number): Usage {
+  return { promptTokens, cachedPromptTokens: 0, evaluatedPromptTokens: promptTokens, completionTokens };
+}
+
+/** The conversation store in memory, with the Durable Object store's semantics (seq from 1, atomic appends). */
+export class MemoryConversationStore implements ConversationStore {
+  meta: ConversationMeta | undefined;
+  readonly events: StoredTimelineEvent[] = [];
+  readonly idempotency = new Map<string, IdempotencyRecord>();
+  snapshot: ViewSnapshot | undefined;
+
+  constructor(meta?: ConversationMeta) {
+    this.meta = meta;
+  }
+
+  readMeta = () => this.meta;
+  createMeta = (meta: ConversationMeta) => void (this.meta = meta);
+  append(events: readonly TimelineEvent[]): StoredTimelineEvent[] {
+    const stored = events.map((e, i): StoredTimelineEvent => ({
+      ...e,
+      seq: this.lastSeq() + i + 1,
+      createdAt: 1,
+    }));
+    this.events.push(...stored);
+    return stored;
+  }
+  readTurn = (turnId: string) => this.events.filter((e) => e.turnId === turnId);
+  readEventsAfter = (afterSeq: number, limit: number) =>
+    this.events.filter((e) => e.seq > afterSeq).slice(0, limit);
+  listEvents(options: Parameters<ConversationStore["listEvents"]>[0]): StoredTimelineEvent[] {
+    const { types, order, afterSeq, limit } = options;
+    const sorted = this.events.filter((e) => types.includes(e.type));
+    if (order === "desc") sorted.reverse();
+    const after =
+      afterSeq === undefined
+        ? sorted
+        : sorted.filter((e) => (order === "asc" ? e.seq > afterSeq : e.seq < afterSeq));
+    return after.slice(0, limit);
+  }
+  lastSeq = () => this.events.at(-1)?.seq ?? 0;
+  readViewSnapshot = () => this.snapshot;
+  writeViewSnapshot = (snapshot: ViewSnapshot) => void (this.snapshot = snapshot);
+  readIdempotency = (key: string) => this.idempotency.get(key);
+  writeIdempotency = (record: IdempotencyRecord) => void this.idempotency.set(record.key, record);
+  async deleteAll(): Promise<void> {
+    this.meta = undefined;
+    this.events.length = 0;
+  }
+}
+
+type RouteScript = (input: RouteRequestInput) => Promise<Pick<RouteResult, "label"> & { usage?: Usage }>;
+type AnswerScript = (input: AnswerRequestInput, options: HopCallOptions) => AsyncIterable<AnswerStreamPart>;
+type SummaryScript = (input: SummaryRequestInput) => Promise<{ text: string; usage?: Usage }>;
+
+const defaultRoute: RouteScript = async () => ({ label: "coding" });
+const defaultSummary: SummaryScript = async () => ({ text: "Said hello." });
+
+/** A hop client that plays scripted replies and records every call. */
+export function createScriptedHops(script: {
+  route?: RouteScript;
+  answer?: AnswerScript;
+  summary?: SummaryScript;
+}) {
+  const calls = {
+    route: [] as RouteRequestInput[],
+    answer: [] as AnswerRequestInput[],
+    summary: [] as SummaryRequestInput[],
+  };
+  const hops: HopClient = {
+    async route(input) {
+      calls.route.push(input);
+      const reply = await (script.route ?? defaultRoute)(input);
+      return {
+        version: WIRE_VERSION,
+        type: "route-result",
+        requestId: input.requestId,
+        nodeId: "node-route",
+        label: reply.label,
+        rawText: reply.label,
+        usage: reply.usage ?? usage(20, 2),
+        timings: TIMINGS,
+      } satisfies RouteResult;
+    },
+    answer(input, options) {
+      calls.answer.push(input);
+      return (script.answer ?? (() => answerParts("Hello there.", usage(100, 5))))(input, options ?? {});
+    },
+    async summary(input) {
+      calls.summary.push(input);
+      const reply = await (script.summary ?? defaultSummary)(input);
+      return {
+        version: WIRE_VERSION,
+        type: "summary-result",
+        requestId: input.requestId,
+        nodeId: "node-summary",
+        text: reply.text,
+        finishReason: "stop",
+        usage: reply.usage ?? usage(110, 4),
+        timings: TIMINGS,
+      } satisfies SummaryResult;
+    },
+  };
+  return { hops, calls };
+}
+
+/** A whole answer: `start`, one delta per word, `finish` with the node's usage. */
+export async function* answerParts(text: string, reported: Usage): AsyncGenerator<AnswerStreamPart> {
+  let seq = 0;
+  yield {
+    version: WIRE_VERSION,
+    seq: seq++,
+    type: "start",
+    requestId: "r",
+    nodeId: "node-answer",
+    adapter: "a",
+    revision: "rev1",
+  };
+  for (const delta of text.split(/(?<= )/))
+    yield { version: WIRE_VERSION, seq: seq++, type: "text-delta", delta };
+  yield {
+    version: WIRE_VERSION,
+    seq,
+    type: "finish",
+    finishReason: "stop",
+    text,
+    usage: reported,
+    timings: TIMINGS,
+  };
+}
+
+/** Streams `text`, then hangs until the caller aborts (and fails the way the NATS hop does: a cancelled error). */
+export async function* answerUntilAborted(
+  text: string,
+  options: HopCallOptions,
+): AsyncGenerator<AnswerStreamPart> {
+  yield {
+    version: WIRE_VERSION,
+    seq: 0,
+    type: "start",
+    requestId: "r",
+    nodeId: "node-answer",
+    adapter: "a",
+    revision: "rev1",
+  };
+  yield { version: WIRE_VERSION, seq: 1, type: "text-delta", delta: text };
+  await new Promise<never>((_, reject) => {
+    const fail = () => reject(new CancelledError("the client went away"));
+    if (options.signal?.aborted) fail();
+    options.signal?.addEventListener("abort", fail, { once: true });
+  });
+}
+
+export interface Recorded {
+  charges: Array<{ tenantId: string; charge: TurnCharge }>;
+  events: Array<{ phase: "turn" | "summary"; turn: TurnRecord }>;
+}
+
+/** Loop dependencies with fakes everywhere: no fleet (queue-group placement), a fixed clock, counted turn ids. */
+export function createTestDeps(hops: HopClient, overrides: Partial<TurnLoopDeps> = {}) {
+  const recorded: Recorded = { charges: [], events: [] };
+  let nextTurn = 0;
+  const meter: UsageMeter = {
+    async record(tenantId, charge) {
+      recorded.charges.push({ tenantId, charge });
+    },
+  };
+  const outbox: TurnOutbox = {
+    async emit(_meta, turn, phase) {
+      recorded.events.push({ phase, turn });
+    },
+  };
+  const deps: TurnLoopDeps = {
+    hops,
+    placement: { nodes: async () => [] },
+    hopTimeouts: { firstPartMs: 1_000, stallMs: 1_000, replyMs: 1_000 },
+    harness: DEFAULT_HARNESS,
+    harnessHash: "hash-1",
+    now: () => 1_700_000_000_000,
+    newTurnId: () => `turn_t${++nextTurn}`,
+    meter,
+    ...overrides,
+  };
+  return { deps, outbox, recorded };
+}
+
+export const META: ConversationMeta = { id: "conv_1", tenantId: "tenant_a", createdAt: 1, metadata: {} };
+
+export async function collectParts(stream: ReadableStream<Uint8Array>): Promise<TurnStreamPart[]> {
+  const parts: TurnStreamPart[] = [];
+  for await (const part of readPartStream<TurnStreamPart>(stream)) parts.push(part);
+  return parts;
+}

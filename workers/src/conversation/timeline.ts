@@ -1,0 +1,55 @@
+import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
+import { renderChatMessagesPrompt } from "../views/render-prompts.ts";
+
+/**
+ * What the turn loop needs of a conversation's timeline: appending a turn's events, reading them back, and the
+ * prompts each hop sends, rendered from the timeline as it stands (so the answer's prompt already holds the route
+ * decision, the summary's the answer). Stored conversations keep it in SQLite with incremental views
+ * ({@link ConversationTimeline}); a stateless turn keeps it in memory ({@link createMessagesTimeline}).
+ */
+export interface Timeline {
+  append(...events: TimelineEvent[]): StoredTimelineEvent[];
+  readTurn(turnId: string): StoredTimelineEvent[];
+  routePrompt(): string;
+  answerPrompt(label: string): string;
+  /** Absent where summaries are not kept (a stateless turn has no later turn to read them). */
+  summaryPrompt?(label: string): string;
+  /** The specialist that answered the most recent answered turn, if any: the route's fallback. */
+  lastAnsweredLabel(): string | undefined;
+  /** The node that last served `adapter` in this conversation (its KV is warm there). */
+  lastNodeFor(adapter: string): string | undefined;
+}
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/**
+ * The timeline of one stateless turn (`/v1/chat/completions`): the client sends the whole history, so prompts
+ * come from its messages and the events live only as long as the turn. Nothing is known of earlier turns.
+ */
+export function createMessagesTimeline(
+  messages: readonly ChatMessage[],
+  harness: HarnessDocument,
+  now: () => number,
+): Timeline {
+  const events: StoredTimelineEvent[] = [];
+  return {
+    append(...added) {
+      const stored = added.map((event, i): StoredTimelineEvent => ({
+        ...event,
+        seq: events.length + i + 1,
+        createdAt: now(),
+      }));
+      events.push(...stored);
+      return stored;
+    },
+    readTurn: (turnId) => events.filter((event) => event.turnId === turnId),
+    routePrompt: () => renderChatMessagesPrompt(messages, "router", harness),
+    answerPrompt: (label) => renderChatMessagesPrompt(messages, label, harness),
+    lastAnsweredLabel: () => undefined,
+    lastNodeFor: () => undefined,
+  };
+}
