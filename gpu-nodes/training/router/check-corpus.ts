@@ -1,10 +1,11 @@
 /**
  * The routing corpus's one gate: every line valid, ids unique, counts printed, and no near-duplicate
  * examples across train/dev/test (a leaked near-copy makes the dev and test scores lie).
- * Usage: tsx gpu-nodes/training/router/check-corpus.ts [corpusDir] [--markdown]
+ * Usage: tsx gpu-nodes/training/router/check-corpus.ts [corpusDir] [--markdown | --update-readme]
+ * --markdown prints only the count tables; --update-readme writes them into corpus/README.md between its markers.
  * Exits 1 on an invalid line, a repeated id, or a near-duplicate pair across splits.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
@@ -233,7 +234,24 @@ export function formatSummary(summary: CorpusSummary): string {
   return lines.join("\n");
 }
 
-function main(argv: readonly string[]): number {
+const COUNTS_START =
+  "<!-- counts:start (npx tsx gpu-nodes/training/router/check-corpus.ts --update-readme) -->";
+const COUNTS_END = "<!-- counts:end -->";
+
+/** Rewritten through prettier, so the README stays as `npm run format:check` wants it. */
+async function updateReadme(dir: string, tables: string): Promise<void> {
+  const prettier = await import("prettier");
+  const path = join(dir, "README.md");
+  const readme = readFileSync(path, "utf8");
+  const start = readme.indexOf(COUNTS_START);
+  const end = readme.indexOf(COUNTS_END);
+  if (start < 0 || end < start) throw new Error(`${path} lacks the counts markers`);
+  const updated = `${readme.slice(0, start + COUNTS_START.length)}\n\n${tables}\n\n${readme.slice(end)}`;
+  const options = (await prettier.resolveConfig(path)) ?? {};
+  writeFileSync(path, await prettier.format(updated, { ...options, filepath: path }));
+}
+
+async function main(argv: readonly string[]): Promise<number> {
   const dir = resolve(argv.find((arg) => !arg.startsWith("--")) ?? DEFAULT_CORPUS_DIR);
   const startedAt = performance.now();
   const { records, problems } = loadCorpus(dir);
@@ -241,7 +259,9 @@ function main(argv: readonly string[]): number {
   const crossSplit = duplicates.filter((d) => d.crossSplit);
   const elapsedMs = Math.round(performance.now() - startedAt);
 
-  console.log(formatSummary(summariseCorpus(records)));
+  const tables = formatSummary(summariseCorpus(records));
+  if (argv.includes("--update-readme")) await updateReadme(dir, tables);
+  console.log(tables);
   if (argv.includes("--markdown")) return 0;
   console.log("");
   for (const p of problems) console.log(`INVALID ${p.file}:${p.line} ${p.reason}`);
@@ -260,5 +280,5 @@ function main(argv: readonly string[]): number {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2));
 }
