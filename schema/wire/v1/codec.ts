@@ -5,6 +5,7 @@ import { WIRE_VERSION } from "./version.ts";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- generic, so callers' object literals skip excess-property checks
 export function encodeWireMessage<T extends { version: typeof WIRE_VERSION }>(message: T): Uint8Array {
   return encoder.encode(JSON.stringify(message));
 }

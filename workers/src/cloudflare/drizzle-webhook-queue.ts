@@ -105,7 +105,7 @@ export class DrizzleWebhookQueue implements WebhookQueue {
       }));
   }
 
-  list(query: { after?: string; limit: number; status?: WebhookMessage["status"] }) {
+  list(query: { after?: string | undefined; limit: number; status?: WebhookMessage["status"] | undefined }) {
     const anchor = query.after === undefined ? undefined : this.get(query.after);
     const rows = this.#db
       .select()
