@@ -99,10 +99,7 @@ export class DrizzleWebhookQueue implements WebhookQueue {
       .where(eq(webhookAttempts.messageId, id))
       .orderBy(asc(webhookAttempts.seq))
       .all()
-      .map(({ seq: _seq, ...attempt }) => ({
-        ...attempt,
-        outcome: attempt.outcome as WebhookAttempt["outcome"],
-      }));
+      .map(({ seq: _seq, ...attempt }) => attempt);
   }
 
   list(query: { after?: string | undefined; limit: number; status?: WebhookMessage["status"] | undefined }) {

@@ -58,13 +58,13 @@ export class TenantLimiterObject extends DurableObject<Env> {
   async setLimits(
     overrides: Partial<Record<keyof TenantLimitSettings, number | null>>,
   ): Promise<TenantLimitSettings> {
-    const next = { ...(await this.ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) };
-    // null (or an explicit undefined from an RPC caller) clears an override: the default applies again.
+    const stored = (await this.ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) ?? {};
+    const next: Partial<TenantLimitSettings> = {};
+    // A key the call names replaces the stored one; null (or an explicit undefined from an RPC caller) clears
+    // it, so the default applies again.
     for (const key of LIMIT_KEYS) {
-      if (!(key in overrides)) continue;
-      const value = overrides[key];
-      if (value === null || value === undefined) delete next[key];
-      else next[key] = value;
+      const value = key in overrides ? overrides[key] : stored[key];
+      if (value !== null && value !== undefined) next[key] = value;
     }
     await this.ctx.storage.put(OVERRIDES_KEY, next);
     return await this.#settings();
