@@ -16,7 +16,11 @@ function createTestApp(adminToken: string | undefined) {
   let next = 0;
   const deps: AppDeps = {
     conversations: unused,
-    conversationIndex: { add: unused, remove: unused, list: async () => ({ data: [], hasMore: false }) },
+    conversationIndex: {
+      add: unused,
+      remove: unused,
+      list: () => Promise.resolve({ data: [], hasMore: false }),
+    },
     limits: unused,
     readFleetHealth: unused,
     authenticate: (apiKey) =>

@@ -21,14 +21,14 @@ export interface AppDeps {
   /** The operator's token for /v1/admin/* (MOL_ADMIN_TOKEN); undefined disables the admin API. */
   adminToken: string | undefined;
   /** Unix ms. */
-  now(): number;
+  now: () => number;
   webhookEndpoints: WebhookEndpointStore;
   /** One endpoint's delivery queue and log. */
   webhookDeliveries(endpointId: string): WebhookDeliveryLog;
   /** SSRF policy for endpoint URLs (loopback only on the local mesh). */
   webhookUrlPolicy: WebhookUrlPolicy;
   /** Random id with a type prefix (`conv_…`). */
-  newId(prefix: string): string;
+  newId: (prefix: string) => string;
 }
 
 export type AppEnv = {

@@ -35,7 +35,7 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
     // The admin API authenticates with the operator's token instead (access-guards.ts).
     // Inbound webhooks authenticate with their signature (inbound-hook-routes.ts).
     if (c.req.path.startsWith("/v1/admin/") || c.req.path.startsWith("/v1/hooks/")) return next();
-    const token = readBearerToken(c);
+    const token = readBearerToken(c.req.header("authorization"));
     const principal = token === undefined ? undefined : await c.var.deps.authenticate(token);
     if (!principal) throw createUnauthorizedError();
     c.set("tenantId", principal.tenantId);
@@ -65,7 +65,7 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
         code: "not_found",
         message: `no route for ${c.req.method} ${c.req.path}`,
       }),
-      { "x-request-id": c.var.requestId ?? "" },
+      { "x-request-id": c.var.requestId },
     ),
   );
   app.onError((error, c) => {
@@ -78,7 +78,7 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
             message: error.message,
           })
         : toApiError(error);
-    return toErrorResponse(apiError, { "x-request-id": c.var.requestId ?? "" });
+    return toErrorResponse(apiError, { "x-request-id": c.var.requestId });
   });
   return app;
 }
