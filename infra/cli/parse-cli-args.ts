@@ -14,7 +14,7 @@ export interface ListQuery {
 
 export type CliCommand =
   | { name: "help"; topic?: CommandName }
-  | { name: "chat"; conversation?: string; model?: string; json: boolean }
+  | { name: "chat"; conversation?: string | undefined; model?: string | undefined; json: boolean }
   | ({ name: "conversations"; json: boolean } & ListQuery)
   | ({ name: "items"; conversationId: string; json: boolean } & ListQuery)
   | PlanCommand;
@@ -22,7 +22,7 @@ export type CliCommand =
 export interface CliArgs {
   command: CliCommand;
   /** Flags only; the environment and defaults are applied by resolveConnection. */
-  connection: { baseUrl?: string; apiKey?: string };
+  connection: { baseUrl?: string | undefined; apiKey?: string | undefined };
 }
 
 const OPTIONS = {

@@ -12,8 +12,8 @@ import { streamTurn, type TurnOutcome } from "./stream-turn.ts";
 import type { TextStyle } from "./text-style.ts";
 
 export interface ChatOptions {
-  conversation?: string;
-  model?: string;
+  conversation?: string | undefined;
+  model?: string | undefined;
   json: boolean;
 }
 

@@ -8,7 +8,7 @@ export interface TurnRequest {
   conversation: string;
   input: string;
   /** `mol` or `mol:<label>`; absent lets the mesh route (the same as `mol`). */
-  model?: string;
+  model?: string | undefined;
 }
 
 export type TurnOutcome =

@@ -23,7 +23,7 @@ const FAILOVER_CODES = new Set([
 export interface HopPlacement {
   /** The live fleet as this edge object sees it. */
   nodes(): Promise<readonly NodeStatus[]>;
-  subjectPrefix?: string;
+  subjectPrefix?: string | undefined;
 }
 
 export interface PlaceHopQuestion {

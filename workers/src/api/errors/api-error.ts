@@ -62,7 +62,7 @@ export interface ApiErrorInit {
   type: ApiErrorType;
   code: ApiErrorCode;
   message: string;
-  param?: string | null;
+  param?: string | null | undefined;
   /** Sent with the error response, e.g. `retry-after` or `x-should-retry`. */
   headers?: Record<string, string>;
   cause?: unknown;
@@ -120,7 +120,7 @@ export interface WireErrorMappingOptions {
    */
   shouldRetry?: boolean;
   /** The request field that a context-length error blames (`input` on /responses, `messages` on chat). */
-  param?: string;
+  param?: string | undefined;
   retryAfterMs?: number;
 }
 
