@@ -43,6 +43,8 @@ export interface PullModelOptions {
   modelsDir: string;
   /** Where the generated tiny model is written (default `<modelsDir>/tiny`). */
   generatedDir?: string;
+  /** Passed to the generator, which also writes LoRAs for the converter-made fixture when it exists. */
+  fixturePath?: string;
   /** A hub download that receives no byte for this long is abandoned for the next source. */
   idleTimeoutMs?: number;
 }
@@ -252,7 +254,10 @@ export async function extractZipMember(
 }
 
 async function generateModel(entry: CatalogEntry, options: PullModelOptions): Promise<PulledModel> {
-  const models = await ensureTestModels({ outDir: options.generatedDir ?? join(options.modelsDir, "tiny") });
+  const models = await ensureTestModels({
+    outDir: options.generatedDir ?? join(options.modelsDir, "tiny"),
+    ...(options.fixturePath === undefined ? {} : { fixturePath: options.fixturePath }),
+  });
   const sha256 = await hashFile(models.base);
   if (sha256 !== entry.sha256) {
     throw new Error(
