@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
 import { readPlanCommand, type PlanCommand } from "./read-plan-command.ts";
+import type { ModelsCommand } from "./run-models-command.ts";
 import { UsageError } from "./usage-error.ts";
 
-export const COMMAND_NAMES = ["chat", "conversations", "items", "plan"] as const;
+export const COMMAND_NAMES = ["chat", "conversations", "items", "plan", "models"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 export type ListOrder = "asc" | "desc";
 
@@ -17,7 +18,8 @@ export type CliCommand =
   | { name: "chat"; conversation?: string | undefined; model?: string | undefined; json: boolean }
   | ({ name: "conversations"; json: boolean } & ListQuery)
   | ({ name: "items"; conversationId: string; json: boolean } & ListQuery)
-  | PlanCommand;
+  | PlanCommand
+  | ModelsCommand;
 
 export interface CliArgs {
   command: CliCommand;
@@ -50,6 +52,7 @@ const COMMAND_OPTIONS: Record<CommandName, readonly OptionName[]> = {
   conversations: ["limit", "after", "order", "json"],
   items: ["limit", "after", "order", "json"],
   plan: ["spec", "base", "adapter", "specialists", "slots", "context", "json"],
+  models: [],
 };
 /** The server's page bounds (1–100), checked here so a typo costs no request. */
 const MAX_LIMIT = 100;
@@ -147,6 +150,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     }
     case "plan":
       return { command: readPlanCommand(values, rest), connection };
+    case "models":
+      return { command: readModelsCommand(rest), connection };
   }
 }
 
@@ -161,4 +166,14 @@ function readListQuery(
   if (values.after !== undefined) query.after = values.after;
   if (order !== undefined) query.order = order;
   return query;
+}
+
+function readModelsCommand(rest: readonly string[]): ModelsCommand {
+  const [action, ...names] = rest;
+  if (action === "list" && names.length === 0) return { name: "models", action };
+  if (action === "pull" && names.length === 1 && names[0] !== undefined) {
+    return { name: "models", action, model: names[0] };
+  }
+  if (action === "pull") throw new UsageError("models pull takes one model name", "models");
+  throw new UsageError(`models takes list or pull <name>, got '${rest.join(" ")}'`, "models");
 }

@@ -8,6 +8,7 @@ import { resolveConnection, type Connection } from "./resolve-connection.ts";
 import { runChat } from "./run-chat.ts";
 import { runConversationsCommand } from "./run-conversations-command.ts";
 import { runItemsCommand } from "./run-items-command.ts";
+import { runModelsCommand } from "./run-models-command.ts";
 import { runPlanCommand } from "./run-plan-command.ts";
 import { createTextStyle } from "./text-style.ts";
 import { UsageError } from "./usage-error.ts";
@@ -50,6 +51,8 @@ async function runCommand(args: CliArgs, connection: Connection, deps: CliDeps):
       return runItemsCommand(command, io);
     case "plan":
       return runPlanCommand(command, io);
+    case "models":
+      return runModelsCommand(command, deps);
   }
 }
 
@@ -64,6 +67,7 @@ export async function runMolmesh(argv: readonly string[], deps: CliDeps): Promis
   try {
     args = parseCliArgs(argv);
     if (args.command.name === "plan") return await runOfflinePlan(args.command, deps);
+    if (args.command.name === "models") return await runModelsCommand(args.command, deps);
     connection = resolveConnection(args.connection, deps.env);
   } catch (error) {
     if (error instanceof UsageError) return reportUsageError(error, deps);

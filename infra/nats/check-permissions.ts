@@ -176,7 +176,7 @@ async function subscribeAndFlush(nc: NatsConnection, subject: string, queue?: st
 
 async function startGpuNode(nodeId: string, natsUrl: string) {
   const models = await resolveLocalModels(
-    {},
+    { MOL_BASE_MODEL: "tiny" },
     { modelsDir: LOCAL_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH },
   );
   const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "gpu-nodes", "src", "main.ts")], {
