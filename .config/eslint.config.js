@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".cache/", ".tmp/", ".wrangler/", "dist/", "**/*.cjs"] },
+  { ignores: ["node_modules/", ".cache/", ".tmp/", ".wrangler/", "dist/", "**/*.cjs", "**/*.generated.ts"] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {

@@ -40,6 +40,7 @@ export const GENUI_KIT_EXPORTS = [
   "Badge",
   "Divider",
   "Chart",
+  "sendMessage",
 ] as const;
 export type GenuiKitName = (typeof GENUI_KIT_EXPORTS)[number];
 

@@ -84,7 +84,7 @@ const FORBIDDEN_PROPERTIES = new Set([
   ...["eval", "sendBeacon", "open", "postMessage", "__defineGetter__", "__lookupGetter__"],
 ]);
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 type AnyNode = AcornNode & Record<string, unknown>;
