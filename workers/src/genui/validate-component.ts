@@ -306,6 +306,11 @@ function checkProgram(program: Program): GenuiFinding[] {
       if (parent && /^(Import|Export)/.test(parent.type)) return;
       add("forbidden-global", node, `\`${node.name}\` is not available to components.`);
     },
+    // acorn-walk visits an assignment's target as a pattern, not as Identifier: `location = …` writes the global.
+    AssignmentExpression(node) {
+      if (node.left.type === "Identifier" && FORBIDDEN_GLOBALS.has(node.left.name))
+        add("forbidden-global", node.left, `\`${node.left.name}\` is not available to components.`);
+    },
     MemberExpression(node) {
       const n = node as unknown as AnyNode;
       const name = node.computed ? foldString(n.property as AnyNode) : String((n.property as AnyNode).name);
