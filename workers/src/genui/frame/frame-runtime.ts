@@ -84,7 +84,7 @@ function loadComponent(code: string): React.FunctionComponent<Record<string, unk
       }),
   });
   const kitComponents = new Set<unknown>(GENUI_KIT_EXPORTS.map((name) => kit[name]));
-  const safe = createSafeReact(kitComponents, harden);
+  const safe = createSafeReact(kitComponents, harden, reportError);
   const modules: Record<string, unknown> = { react: harden(safe.react), "@molmesh/ui": harden(kit) };
   const require = harden((specifier: string) => {
     if (!(specifier in modules)) throw new Error(`module "${specifier}" is not available`);

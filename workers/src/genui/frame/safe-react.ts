@@ -27,7 +27,11 @@ const isElementLike = (value: unknown): value is { type: unknown; key: unknown; 
   typeof value === "object" && value !== null && "$$typeof" in value;
 
 /** `trusted`: the kit's components, which may take any props (they pass on only values). */
-export function createSafeReact(trusted: ReadonlySet<unknown>, harden: <T>(value: T) => T): SafeReact {
+export function createSafeReact(
+  trusted: ReadonlySet<unknown>,
+  harden: <T>(value: T) => T,
+  onHandlerError: (error: unknown) => void,
+): SafeReact {
   const wrapped = new WeakMap<AnyFunction, React.FunctionComponent<Props>>();
   const blessed = new WeakSet<object>();
 
@@ -70,7 +74,14 @@ export function createSafeReact(trusted: ReadonlySet<unknown>, harden: <T>(value
       if (GENUI_FORBIDDEN_PROPS.has(name) || name === "children") continue;
       if (/^on[A-Z]/.test(name)) {
         if (typeof value === "function")
-          out[name] = (event: unknown) => (value as (e: unknown) => void)(snapshot(event));
+          out[name] = (event: unknown) => {
+            // Caught here: past this frame the browser would report only "Script error." (opaque origin).
+            try {
+              (value as (e: unknown) => void)(snapshot(event));
+            } catch (error) {
+              onHandlerError(error);
+            }
+          };
       } else if (name === "style") {
         if (typeof value === "object" && value !== null)
           out.style = Object.fromEntries(
