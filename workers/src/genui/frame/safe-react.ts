@@ -1,8 +1,8 @@
 import * as React from "react";
+import type { GENUI_REACT_EXPORTS } from "../component-contract.ts";
 import {
   GENUI_ELEMENTS,
   GENUI_FORBIDDEN_PROPS,
-  GENUI_REACT_EXPORTS,
   GENUI_URL_PROPS,
   isInlineUrl,
 } from "../component-contract.ts";
