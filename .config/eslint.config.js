@@ -7,7 +7,7 @@ import tseslint from "typescript-eslint";
 const tsconfigRootDir = path.resolve(import.meta.dirname, "..");
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".cache/", ".tmp/", ".wrangler/", "dist/"] },
+  { ignores: ["node_modules/", ".cache/", ".tmp/", ".wrangler/", "dist/", "**/*.generated.ts"] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

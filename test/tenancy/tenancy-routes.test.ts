@@ -40,6 +40,8 @@ function createTestApp(adminToken: string | undefined) {
     },
     webhookDeliveries: unused,
     webhookUrlPolicy: {},
+    genuiComponents: { create: unused, get: unused, getForRender: unused },
+    genuiSandboxOrigin: undefined,
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${String(++next).padStart(32, "0")}`,
   };

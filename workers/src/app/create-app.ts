@@ -15,6 +15,8 @@ import { registerOpenApiPaths } from "./register-openapi-paths.ts";
 import { registerWebhookOpenApiPaths } from "./register-webhook-openapi-paths.ts";
 import { registerInboundHookRoutes } from "./routes/inbound-hook-routes.ts";
 import { registerWebhookEndpointRoutes } from "./routes/webhook-endpoint-routes.ts";
+import { genuiOriginGuard, registerGenuiRoutes } from "./routes/genui-routes.ts";
+import { registerGenuiOpenApiPaths } from "./register-genui-openapi-paths.ts";
 
 /**
  * The public API (OpenAI-compatible, under /v1). Runtime-agnostic: the adapter passes `resolveDeps`, which turns
@@ -30,6 +32,7 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
     await next();
     c.res.headers.set("x-request-id", requestId);
   });
+  app.use("*", genuiOriginGuard);
 
   app.use("/v1/*", async (c, next) => {
     // The admin API authenticates with the operator's token instead (access-guards.ts).
@@ -52,9 +55,11 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
   registerAuditLogRoutes(app);
   registerWebhookEndpointRoutes(app);
   registerInboundHookRoutes(app);
+  registerGenuiRoutes(app);
 
   registerOpenApiPaths(app);
   registerWebhookOpenApiPaths(app);
+  registerGenuiOpenApiPaths(app);
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });
 
   app.notFound((c) =>

@@ -13,7 +13,13 @@ export type ApiErrorType =
 
 /** The objects a client can name by id; a missing one is `<resource>_not_found`. */
 export type ApiResource =
-  "conversation" | "response" | "tenant" | "api_key" | "webhook_endpoint" | "webhook_delivery";
+  | "conversation"
+  | "response"
+  | "tenant"
+  | "api_key"
+  | "webhook_endpoint"
+  | "webhook_delivery"
+  | "genui_component";
 
 /** A hop failure as clients see it: the wire code, except an unknown adapter, which is a model to them. */
 export type PublicWireErrorCode = Exclude<WireErrorCode, "unknown_adapter"> | "model_not_found";
@@ -46,6 +52,9 @@ export type ApiErrorCode =
   | "idempotency_key_reused"
   | "api_key_not_rotatable"
   | "webhook_endpoint_disabled"
+  // GenUI components: a rejected one carries its validation report; the sandbox origin must be configured.
+  | "genui_component_rejected"
+  | "genui_sandbox_unconfigured"
   | "duplicate_delivery"
   // Inbound webhooks (signature and payload).
   | "missing_signature"
