@@ -92,5 +92,6 @@ export function replaceLoneSurrogates(text: string): string {
  * UTF-16, and without the sentinels that mark a template's special tokens, so it can never open a turn.
  */
 export function cleanConversationText(text: string): string {
-  return replaceLoneSurrogates(text).replace(SPECIAL_SENTINELS, "");
+  // Sentinels first: a surrogate pair split by one is whole again, as if the sentinel had never been sent.
+  return replaceLoneSurrogates(text.replace(SPECIAL_SENTINELS, ""));
 }
