@@ -13,6 +13,12 @@ import type { HarnessTemplates } from "./harness-settings.ts";
  */
 export const SPECIAL_OPEN = "\uE000";
 export const SPECIAL_CLOSE = "\uE001";
+/**
+ * An empty pair: no token, but the text on either side is tokenized apart. Every cue of a chat format ends
+ * with one, so a hop's prompt tokenizes to a token-prefix of the next view whatever the model writes after the
+ * cue (joined, `[/INST]` and a reply starting with "," could merge into one token).
+ */
+export const TOKEN_BOUNDARY = SPECIAL_OPEN + SPECIAL_CLOSE;
 /** Both sentinels; client text never keeps them. */
 export const SPECIAL_SENTINELS = /[\uE000\uE001]/g;
 
@@ -34,6 +40,7 @@ const IM_END = special("<|im_end|>");
 const HEADER = (role: string) =>
   special("<|start_header_id|>") + role + special("<|end_header_id|>") + "\n\n";
 const EOT = special("<|eot_id|>");
+const CUE = (role: string) => HEADER(role) + TOKEN_BOUNDARY;
 
 /**
  * The route line and another specialist's summary are assistant turns (the model only ever sees
@@ -59,10 +66,10 @@ export const CHAT_TEMPLATE_FAMILIES: Record<ChatTemplateFamily, ChatTemplateFami
     templates: {
       systemPrefix: `${IM_START}system\n`,
       userPrefix: `${IM_START}user\n`,
-      assistantCue: `${IM_START}assistant\n`,
-      routeCue: `${IM_START}assistant\n`,
+      assistantCue: `${IM_START}assistant\n${TOKEN_BOUNDARY}`,
+      routeCue: `${IM_START}assistant\n${TOKEN_BOUNDARY}`,
       summaryLine: `${IM_START}assistant\n[{label}] {text}`,
-      summaryCue: `${IM_START}assistant\n`,
+      summaryCue: `${IM_START}assistant\n${TOKEN_BOUNDARY}`,
       lineEnd: `${IM_END}\n`,
       clippedMark: "…",
     },
@@ -72,10 +79,10 @@ export const CHAT_TEMPLATE_FAMILIES: Record<ChatTemplateFamily, ChatTemplateFami
     templates: {
       systemPrefix: HEADER("system"),
       userPrefix: HEADER("user"),
-      assistantCue: HEADER("assistant"),
-      routeCue: HEADER("assistant"),
+      assistantCue: CUE("assistant"),
+      routeCue: CUE("assistant"),
       summaryLine: `${HEADER("assistant")}[{label}] {text}`,
-      summaryCue: HEADER("assistant"),
+      summaryCue: CUE("assistant"),
       lineEnd: EOT,
       clippedMark: "…",
     },
@@ -89,10 +96,11 @@ export const CHAT_TEMPLATE_FAMILIES: Record<ChatTemplateFamily, ChatTemplateFami
       systemEnd: "\n<</SYS>> [/INST]",
       userPrefix: `${special("<s>")}[INST] `,
       userEnd: " [/INST]",
-      assistantCue: " ",
-      routeCue: " ",
+      // The reply follows `[/INST]` directly: its first token carries its own leading space ("▁Paris").
+      assistantCue: TOKEN_BOUNDARY,
+      routeCue: TOKEN_BOUNDARY,
       summaryLine: " [{label}] {text}",
-      summaryCue: " ",
+      summaryCue: TOKEN_BOUNDARY,
       lineEnd: ` ${special("</s>")}`,
       clippedMark: "…",
     },
