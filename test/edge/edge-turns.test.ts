@@ -182,11 +182,11 @@ describe("the edge over a real GPU node", () => {
 
   it("accepts a 48 KB pasted stack trace whole: items keep it, the turn completes (views clip it)", async () => {
     const frames = Array.from(
-      { length: 600 },
+      { length: 900 },
       (_, i) => `  File "app/module_${i}.py", line ${i}, in handler_${i}`,
     );
     const trace = `Traceback (most recent call last):\n${frames.join("\n")}\nValueError: the very end`;
-    expect(new TextEncoder().encode(trace).length).toBeGreaterThan(32_000);
+    expect(new TextEncoder().encode(trace).length).toBeGreaterThan(45_000);
     const conversation = await client.conversations.create({});
     const response = await client.responses.create({
       conversation: conversation.id,
