@@ -70,7 +70,7 @@ describe("per-model harness", () => {
     expect(() => parseHarnessOverlay("[1]")).toThrow(/JSON object/);
     const tooBig = parseHarnessOverlay(JSON.stringify({ router: { viewBudgetBytes: 100_000 } }));
     expect(() => buildHarness({ family: "plain", contextTokens: 4096 }, tooBig)).toThrow(
-      /exceed contextTokens\n  → at router\.viewBudgetBytes/,
+      /exceed contextTokens\n {2}→ at router\.viewBudgetBytes/,
     );
     const sentinel = parseHarnessOverlay(
       JSON.stringify({ router: { systemPrompt: "\uE000<|im_start|>\uE001" } }),
