@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { FIXTURE_MODEL_PATH, LOCAL_MODELS_DIR, REPO_ROOT } from "./repo-paths.ts";
 import { LOCAL_NATS_CONFIG, spawnNatsServer } from "./spawn-nats-server.ts";
 import { createPullProgress } from "../cli/create-pull-progress.ts";
+import { readLocalHarness } from "./read-local-harness.ts";
 import { resolveLocalModels } from "./resolve-local-models.ts";
 import { spawnEdge, type EdgeProcess } from "./spawn-edge.ts";
 import { spawnGpuNode } from "./spawn-gpu-node.ts";
@@ -119,7 +120,7 @@ try {
     adminToken,
     persistDir: join(stateDir, "edge"),
     // The local mesh is a developer's machine: webhook endpoints may point at a receiver on 127.0.0.1.
-    vars: { MOL_WEBHOOK_ALLOW_LOOPBACK: "true" },
+    vars: { MOL_WEBHOOK_ALLOW_LOOPBACK: "true", ...(await readLocalHarness(env)) },
   });
   await waitForHealthy(`${edge.url}/healthz`);
 } catch (error) {

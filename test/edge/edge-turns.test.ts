@@ -179,4 +179,38 @@ describe("the edge over a real GPU node", () => {
     expect(items.data.length).toBe(80);
     expect(items.has_more).toBe(false);
   }, 180_000);
+
+  it("accepts a 48 KB pasted stack trace whole: items keep it, the turn completes (views clip it)", async () => {
+    const frames = Array.from(
+      { length: 900 },
+      (_, i) => `  File "app/module_${i}.py", line ${i}, in handler_${i}`,
+    );
+    const trace = `Traceback (most recent call last):\n${frames.join("\n")}\nValueError: the very end`;
+    expect(new TextEncoder().encode(trace).length).toBeGreaterThan(45_000);
+    const conversation = await client.conversations.create({});
+    const response = await client.responses.create({
+      conversation: conversation.id,
+      input: trace,
+      model: "mol:coding",
+      ...SHORT,
+    });
+    expect(response.status).not.toBe("failed");
+    const items = await client.conversations.items.list(conversation.id, { limit: 10, order: "asc" });
+    const user = items.data.find((item) => item.type === "message" && item.role === "user");
+    const text =
+      user?.type === "message" ? user.content.map((part) => ("text" in part ? part.text : "")).join("") : "";
+    expect(text).toBe(trace);
+    // Chat completions: long system and assistant messages follow the same rule (accepted, clipped in views).
+    const completion = await client.chat.completions.create({
+      model: "mol:chat",
+      max_tokens: 4,
+      messages: [
+        { role: "system", content: trace },
+        { role: "user", content: "what failed?" },
+        { role: "assistant", content: trace },
+        { role: "user", content: trace },
+      ],
+    });
+    expect(completion.choices[0]?.finish_reason).toMatch(/stop|length/);
+  }, 60_000);
 });

@@ -45,6 +45,16 @@ describe("node heartbeat in JetStream KV", () => {
     expect(status?.inFlight).toBe(0);
   });
 
+  it("advertises the served model: chat format (plain for the template-less generated model), context, tokenizer", async () => {
+    const status = await readStatus();
+    expect(status?.servedModel).toMatchObject({
+      templateFamily: "plain",
+      contextTokens: 1024,
+      tokenizer: "llama",
+    });
+    expect(status?.servedModel?.warning).toMatch(/unsupported chat format .*plain format/);
+  });
+
   it("lists warm (conversation, adapter) keys after a hop", async () => {
     await collectAnswer(t.client, answerInput("warm-conv", "coding", "user: hi\nassistant:"));
     await expect

@@ -33,6 +33,9 @@ export function textArb(maxLength: number): fc.Arbitrary<string> {
     "{label}",
     "user: ",
     "…",
+    "\uE000<|im_start|>\uE001system\n",
+    "<|im_end|>",
+    "\uE001",
     "a",
   );
   return fc.oneof(

@@ -1,4 +1,4 @@
-import type { AdapterId, FinishReason, Usage } from "../../../schema/wire/v1/index.ts";
+import type { AdapterId, FinishReason, ServedModel, Usage } from "../../../schema/wire/v1/index.ts";
 
 /** Output constraint; each engine compiles it to its own mechanism (GBNF, `structured_outputs`, …). */
 export type EngineConstraint = { type: "choice"; choices: readonly string[] };
@@ -27,7 +27,10 @@ export interface EngineGenerateRequest {
   adapter: AdapterId;
   /** KV slot key: the engine keeps (conversationId, adapter) warm so the next view reuses its prefix. */
   conversationId: string;
-  /** The exact prompt (the adapter's view); engines apply no chat template on top. */
+  /**
+   * The exact prompt (the adapter's view); engines apply no chat template on top. Special tokens the
+   * harness templates inserted sit between the sentinels of schema/harness/chat-templates.ts.
+   */
   prompt: string;
   maxTokens: number;
   /** 0 = greedy. */
@@ -83,6 +86,8 @@ export interface Engine {
   /** e.g. "llama.cpp", "vllm", "llama-server". */
   readonly kind: string;
   readonly baseModel: { name: string; revision: string };
+  /** The chat format, context and tokenizer the edge renders views for; absent: the edge's default harness. */
+  readonly servedModel?: ServedModel;
   readonly adapters: readonly EngineAdapterInfo[];
   generate(request: EngineGenerateRequest): Promise<EngineGenerateResult>;
   snapshot(): EngineAdapterSlots[];

@@ -51,7 +51,12 @@ export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
     await server.stop(0);
     throw error;
   });
-  options.logger.info({ engine: options.engine.kind }, "gpu node serving");
+  options.logger.info(
+    { engine: options.engine.kind, servedModel: options.engine.servedModel },
+    "gpu node serving",
+  );
+  const formatWarning = options.engine.servedModel?.warning;
+  if (formatWarning) options.logger.warn({ servedModel: options.engine.servedModel }, formatWarning);
   let stopped: Promise<void> | undefined;
   return {
     nodeId: options.nodeId,

@@ -17,12 +17,30 @@ export const adapterStatusSchema = z.object({
 });
 export type AdapterStatus = z.infer<typeof adapterStatusSchema>;
 
+/** The chat formats views can be rendered in (schema/harness/chat-templates.ts holds their templates). */
+export const templateFamilySchema = z.enum(["plain", "chatml", "llama3", "llama2"]);
+export type TemplateFamily = z.infer<typeof templateFamilySchema>;
+
+/** What the edge renders and budgets a view for: the served model's chat format, context and tokenizer. */
+export const servedModelSchema = z.object({
+  templateFamily: templateFamilySchema,
+  /** KV tokens per slot: every hop's prompt + completion must fit. */
+  contextTokens: z.int().positive(),
+  /** e.g. "gpt2/smollm" (GGUF tokenizer.ggml.model / .pre), or the HTTP engine's model name. */
+  tokenizer: z.string(),
+  /** Why the node fell back to the plain format, when it did. */
+  warning: z.string().optional(),
+});
+export type ServedModel = z.infer<typeof servedModelSchema>;
+
 /** The heartbeat each node writes to the JetStream KV bucket; the bucket's TTL removes silent nodes. */
 export const nodeStatusSchema = z.object({
   version: wireVersionSchema,
   nodeId: z.string(),
   engine: z.string(),
   baseModel: z.object({ name: z.string(), revision: z.string() }),
+  /** Absent from nodes of earlier builds: the edge then uses its default harness. */
+  servedModel: servedModelSchema.optional(),
   adapters: z.array(adapterStatusSchema),
   inFlight: z.int().nonnegative(),
   maxConcurrent: z.int().positive(),

@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
 import { hashHarness } from "../../../schema/harness/content-hash.ts";
+import { createHarnessResolver, parseHarnessOverlay } from "../../../schema/harness/harness-config.ts";
+import { readServedModel } from "../fleet/read-served-model.ts";
 import { createNatsHopClient } from "../gpu/hop-client.ts";
 import { DEFAULT_FLEET_STALE_MS, createFleetPlacement } from "../fleet/create-fleet-placement.ts";
 import {
@@ -46,22 +48,37 @@ export class ConversationObject
     this.#store = new DrizzleConversationStore(ctx.storage, () => Date.now());
     this.#nats = connectNatsFromEnv(env, `molmesh-edge-conversation-${ctx.id.toString().slice(0, 12)}`);
     this.#webhooks = new ConversationWebhooks(ctx, env);
+    const placement = createFleetPlacement({
+      connection: () => this.#nats.get(),
+      staleAfterMs: readMs(env.MOL_FLEET_STALE_MS, DEFAULT_FLEET_STALE_MS),
+      ...(env.MOL_SUBJECT_PREFIX === undefined ? {} : { subjectPrefix: env.MOL_SUBJECT_PREFIX }),
+      now: Date.now,
+      mode: env.MOL_PLACEMENT === "queue-group" ? "queue-group" : "affinity",
+    });
+    const harnessFor = createHarnessResolver({
+      overlay: readHarnessOverlay(env.MOL_HARNESS),
+      onInvalid: (error) => console.error(`molmesh: ${error.message}; using the default harness`),
+    });
+    const harnessHash = hashHarness(DEFAULT_HARNESS);
     this.#deps = {
       hops: createNatsHopClient(() => this.#nats.get(), env.MOL_SUBJECT_PREFIX),
-      placement: createFleetPlacement({
-        connection: () => this.#nats.get(),
-        staleAfterMs: readMs(env.MOL_FLEET_STALE_MS, DEFAULT_FLEET_STALE_MS),
-        ...(env.MOL_SUBJECT_PREFIX === undefined ? {} : { subjectPrefix: env.MOL_SUBJECT_PREFIX }),
-        now: Date.now,
-        mode: env.MOL_PLACEMENT === "queue-group" ? "queue-group" : "affinity",
-      }),
+      placement,
       hopTimeouts: {
         firstPartMs: readMs(env.MOL_HOP_FIRST_PART_TIMEOUT_MS, DEFAULT_HOP_FIRST_PART_TIMEOUT_MS),
         stallMs: readMs(env.MOL_HOP_STALL_TIMEOUT_MS, DEFAULT_HOP_STALL_TIMEOUT_MS),
         replyMs: readMs(env.MOL_HOP_REPLY_TIMEOUT_MS, DEFAULT_HOP_REPLY_TIMEOUT_MS),
       },
       harness: DEFAULT_HARNESS,
-      harnessHash: hashHarness(DEFAULT_HARNESS),
+      harnessHash,
+      // The chat format and context of the nodes serving this mesh's adapters; before any heartbeat, the
+      // plain-format default on 4,096 tokens (with MOL_HARNESS laid over it).
+      resolveHarness: async () => {
+        const served = readServedModel(await placement.nodes(), [
+          DEFAULT_HARNESS.router.adapter,
+          ...DEFAULT_HARNESS.router.labels,
+        ]);
+        return harnessFor(served ?? { family: "plain", contextTokens: DEFAULT_HARNESS.contextTokens });
+      },
       now: Date.now,
       newTurnId: () => `turn_${crypto.randomUUID().replace(/-/g, "")}`,
       // The tenant's per-minute bucket and monthly quota live in its limiter object.
@@ -135,6 +152,16 @@ export class ConversationObject
         : startStatelessTurn(this.#deps, decoded.request);
     if (!result.ok) return Response.json(result.refusal, { status: result.refusal.status });
     return new Response(result.stream, { headers: { "content-type": "application/x-ndjson" } });
+  }
+}
+
+/** An invalid MOL_HARNESS is reported and ignored: the edge keeps serving with the per-model defaults. */
+function readHarnessOverlay(text: string | undefined): ReturnType<typeof parseHarnessOverlay> {
+  try {
+    return parseHarnessOverlay(text);
+  } catch (error) {
+    console.error(`molmesh: ${String(error)}; using the default harness`);
+    return undefined;
   }
 }
 

@@ -22,6 +22,11 @@ export interface Env {
   MOL_FLEET_STALE_MS?: string;
   /** "affinity" (default) or "queue-group" (no placement: NATS picks any node; a benchmark baseline). */
   MOL_PLACEMENT?: string;
+  /**
+   * A harness document (JSON, possibly partial) laid over the per-model defaults: prompts, budgets, templates.
+   * Validated with harnessDocumentSchema; an invalid one is logged and ignored.
+   */
+  MOL_HARNESS?: string;
   MOL_HOP_FIRST_PART_TIMEOUT_MS?: string;
   MOL_HOP_STALL_TIMEOUT_MS?: string;
   MOL_HOP_REPLY_TIMEOUT_MS?: string;

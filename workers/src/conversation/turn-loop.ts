@@ -37,6 +37,12 @@ import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
 export interface TurnLoopDeps extends HopDeps {
   /** The harness document's hash, recorded on each user message (computing it may be asynchronous). */
   harnessHash: string | Promise<string>;
+  /**
+   * The harness for the turn about to start, when it depends on what the fleet serves (the served model's chat
+   * format and context); overrides `harness` and `harnessHash` for that turn. A new harness changes the hash,
+   * so the stored views rebuild from the timeline.
+   */
+  resolveHarness?: () => Promise<{ harness: HopDeps["harness"]; harnessHash: string }>;
   newTurnId: () => string;
   meter: UsageMeter;
 }
@@ -103,14 +109,15 @@ export class ConversationTurns {
     }
     const client = createPartStream<TurnStreamPart>();
     void this.#queue.run(async () => {
-      const harnessHash = await this.#deps.harnessHash;
-      await runTurnLoop(this.#deps, {
+      const deps = await resolveTurnDeps(this.#deps);
+      const { harnessHash } = deps;
+      await runTurnLoop(deps, {
         ...request,
         tenantId: meta.tenantId,
         conversationId: meta.id,
         turnId,
         harnessHash,
-        timeline: new ConversationTimeline(store, this.#deps.harness, harnessHash),
+        timeline: new ConversationTimeline(store, deps.harness, harnessHash),
         outbox: { meta, outbox: this.#deps.outbox },
         client,
       });
@@ -142,11 +149,12 @@ export class ConversationTurns {
  * A stateless turn: the same loop over an in-memory timeline of the client's messages, with no summary and no
  * webhook; its tokens are charged to `request.tenantId` like any turn's.
  */
-export function startStatelessTurn(deps: TurnLoopDeps, request: StatelessTurnRequest): StartTurnResult {
+export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTurnRequest): StartTurnResult {
   const client = createPartStream<TurnStreamPart>();
   const last = request.messages.at(-1);
   void (async () => {
-    const harnessHash = await deps.harnessHash;
+    const deps = await resolveTurnDeps(loopDeps);
+    const { harnessHash } = deps;
     await runTurnLoop(deps, {
       tenantId: request.tenantId,
       conversationId: request.conversationKey,
@@ -160,6 +168,13 @@ export function startStatelessTurn(deps: TurnLoopDeps, request: StatelessTurnReq
     });
   })().catch(() => client.close());
   return { ok: true, stream: client.stream };
+}
+
+/** The deps of one turn, its harness resolved (a resolver that fails leaves the configured one). */
+async function resolveTurnDeps<D extends TurnLoopDeps>(deps: D): Promise<D & { harnessHash: string }> {
+  const resolved = await deps.resolveHarness?.().catch(() => undefined);
+  if (resolved) return { ...deps, ...resolved };
+  return { ...deps, harnessHash: await deps.harnessHash };
 }
 
 /** One turn, in the order documented at the top of this file. Never throws: failures become timeline events. */

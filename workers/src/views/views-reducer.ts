@@ -16,10 +16,10 @@ import {
   renderUserLine,
 } from "../../../schema/harness/render-view-lines.ts";
 import {
+  clipMiddleWithMark,
   clipUtf8Bytes,
-  clipWithMark,
   countUtf8Bytes,
-  replaceLoneSurrogates,
+  cleanConversationText,
 } from "../../../schema/harness/utf8.ts";
 import {
   ViewBudgetError,
@@ -72,8 +72,9 @@ export function buildConversationViews(
 
 /**
  * A new turn: its user line goes into every view (the router's keeps at most `maxUserMessageChars`).
- * A message over `readMaxUserMessageBytes` should have been refused by the API; if one is in the timeline
- * anyway, the views clip it, so a stored timeline can never make the conversation unusable.
+ * The API accepts messages far longer than a view holds (`MAX_MESSAGE_BYTES`); the views keep at most
+ * `readMaxUserMessageBytes` of one, its head and tail around the clipped mark, while the timeline and the
+ * items keep it whole.
  */
 function applyUserMessage(
   views: ConversationViews,
@@ -82,8 +83,8 @@ function applyUserMessage(
 ): ConversationViews {
   if (views.turn?.turnId === event.turnId) return views;
   const { router, compaction, templates } = harness;
-  const text = clipWithMark(
-    replaceLoneSurrogates(event.text),
+  const text = clipMiddleWithMark(
+    cleanConversationText(event.text),
     readMaxUserMessageBytes(harness),
     templates.clippedMark,
   );
@@ -119,7 +120,7 @@ function applyRouteDecision(
 ): ConversationViews {
   const turn = readOpenTurn(views, event.turnId);
   if (!turn || turn.label !== null || turn.answeredBy !== null) return views;
-  const label = replaceLoneSurrogates(event.label);
+  const label = cleanConversationText(event.label);
   const line = renderRouteLine(harness, label);
   return {
     ...views,
@@ -146,7 +147,7 @@ function applyAnswer(
   const turn = readOpenTurn(views, event.turnId);
   const specialist = findSpecialist(harness, event.adapter);
   if (!turn || turn.answeredBy !== null || !specialist) return views;
-  const line = renderAnswerLine(harness, replaceLoneSurrogates(event.text), specialist.answerViewMaxBytes);
+  const line = renderAnswerLine(harness, cleanConversationText(event.text), specialist.answerViewMaxBytes);
   return {
     ...views,
     turn: { ...turn, answeredBy: event.adapter },
@@ -185,7 +186,7 @@ function applySummary(
   const line = renderSummaryLine(
     harness,
     event.adapter,
-    replaceLoneSurrogates(event.text),
+    cleanConversationText(event.text),
     specialist.summary.viewMaxBytes,
   );
   const isLatestTurn = views.turn?.turnId === event.turnId;

@@ -17,6 +17,7 @@ import {
   type EngineGenerateResult,
 } from "../engine.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
+import { describeServedModel } from "./tokenize-prompt.ts";
 import { SlotPool } from "./slot-pool.ts";
 
 export interface LlamaAdapterConfig {
@@ -107,6 +108,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       name: model.fileInfo.metadata.general?.name ?? basename(options.baseModelPath),
       revision: baseRevision,
     },
+    servedModel: describeServedModel(model, options.contextSize),
     adapters: [...runtimes.values()].map((r) => r.info),
 
     async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {

@@ -6,6 +6,7 @@ import {
   MolWireError,
 } from "../../../../schema/wire/v1/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
+import { tokenizePrompt } from "./tokenize-prompt.ts";
 
 export interface SequenceGeneration {
   sequence: LlamaContextSequence;
@@ -26,7 +27,7 @@ export async function generateOnSequence({
   now,
 }: SequenceGeneration): Promise<Omit<EngineGenerateResult, "queueMs">> {
   const model = sequence.model;
-  const promptTokens = model.tokenize(request.prompt, false, "trimLeadingSpace");
+  const promptTokens = tokenizePrompt(model, request.prompt);
   const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
   const fullPrompt: Token[] = bos == null ? promptTokens : [bos, ...promptTokens];
   const room = sequence.context.contextSize - fullPrompt.length;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { stripSpecialSentinels } from "../../../../schema/harness/chat-templates.ts";
 import { EngineFailureError, UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
 import { buildChoiceGrammar, type EngineGenerateRequest } from "../engine.ts";
 import type { CompletionBody } from "./completion-stream.ts";
@@ -75,7 +76,9 @@ export async function computeFingerprint(parts: readonly string[]): Promise<stri
 function buildSharedBody(route: AdapterRoute, request: EngineGenerateRequest, topK: number): CompletionBody {
   const body: CompletionBody = {
     model: route.model,
-    prompt: request.prompt,
+    // These servers parse special-token text in the prompt themselves: the template's specials come through, but
+    // so would a user's typed `<|im_start|>` (a documented limitation of the HTTP engines; llama.cpp has none).
+    prompt: stripSpecialSentinels(request.prompt),
     stream: true,
     stream_options: { include_usage: true },
     max_tokens: request.maxTokens,

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { canonicalizeJson } from "../../../../schema/harness/content-hash.ts";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
-import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
+import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
 import { formatChatCompletion, toChatCompletionId } from "../../api/format/format-chat-completion.ts";
 import {
   createChatCompletionBodySchema,
@@ -19,7 +19,7 @@ import { SSE_HEADERS, collectTurn, openTurnStream } from "../serve-turn.ts";
 import { admitTurn } from "../admit-turn.ts";
 
 const chatBodySchema = createChatCompletionBodySchema({
-  maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS),
+  maxMessageBytes: MAX_MESSAGE_BYTES,
 });
 
 /**

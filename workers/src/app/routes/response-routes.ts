@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
-import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
+import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
 import { createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatResponseObject } from "../../api/format/format-response-object.ts";
 import {
@@ -20,7 +20,7 @@ import { isConversationId } from "./require-conversation.ts";
 import { admitTurn } from "../admit-turn.ts";
 
 const responseBodySchema = createResponseBodySchema({
-  maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS),
+  maxMessageBytes: MAX_MESSAGE_BYTES,
 });
 
 /** `POST /v1/responses`: one turn of a server-side conversation, streamed or not. */

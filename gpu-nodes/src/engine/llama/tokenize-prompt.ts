@@ -1,0 +1,46 @@
+import type { LlamaModel, Token } from "node-llama-cpp";
+import {
+  SPECIAL_CLOSE,
+  SPECIAL_OPEN,
+  detectChatTemplateFamily,
+  stripSpecialSentinels,
+} from "../../../../schema/harness/chat-templates.ts";
+import type { ServedModel } from "../../../../schema/wire/v1/index.ts";
+
+const SPECIAL_RUN = new RegExp(`${SPECIAL_OPEN}([^${SPECIAL_OPEN}${SPECIAL_CLOSE}]*)${SPECIAL_CLOSE}`, "gu");
+
+/**
+ * A view's tokens. Text between the sentinel pair was put there by a harness template and is tokenized with
+ * special tokens parsed (`<|im_start|>` becomes its one control token); everything else is conversation text,
+ * tokenized as plain text, so a user who types `<|im_start|>system` gets the tokens of those characters and
+ * never opens a turn. A stray sentinel (never sent by the edge, which strips them from client text) is dropped.
+ */
+export function tokenizePrompt(model: LlamaModel, prompt: string): Token[] {
+  const tokens: Token[] = [];
+  let last = 0;
+  const pushText = (text: string) => {
+    const plain = stripSpecialSentinels(text);
+    if (plain !== "") tokens.push(...model.tokenize(plain, false, "trimLeadingSpace"));
+  };
+  for (const match of prompt.matchAll(SPECIAL_RUN)) {
+    pushText(prompt.slice(last, match.index));
+    const special = match[1] ?? "";
+    if (special !== "") tokens.push(...model.tokenize(special, true, "trimLeadingSpace"));
+    last = match.index + match[0].length;
+  }
+  pushText(prompt.slice(last));
+  return tokens;
+}
+
+/** What this node tells the edge about the model it serves: chat format (from the GGUF), context, tokenizer. */
+export function describeServedModel(model: LlamaModel, contextTokens: number): ServedModel {
+  const metadata = model.fileInfo.metadata;
+  const { family, warning } = detectChatTemplateFamily({
+    architecture: metadata.general?.architecture,
+    chatTemplate: metadata.tokenizer?.chat_template,
+    name: metadata.general?.name,
+  });
+  const ggml = metadata.tokenizer?.ggml;
+  const tokenizer = [ggml?.model ?? "unknown", ggml?.pre].filter((part) => part !== undefined).join("/");
+  return { templateFamily: family, contextTokens, tokenizer, ...(warning ? { warning } : {}) };
+}
