@@ -18,8 +18,8 @@ import {
   decodeWireMessage,
   nodeStatusSchema,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute, requestSummary } from "../../workers/src/gpu/hop-client.ts";
-import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
+import { requestRoute, requestSummary } from "../../schema/wire/client/hop-client.ts";
+import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
 import { findPermissionViolation } from "./find-permission-violation.ts";
 import { trySubscribe } from "./try-subscribe.ts";
 import { watchPermissionErrors, type PermissionErrorWatch } from "./watch-permission-errors.ts";
