@@ -25,8 +25,12 @@ import {
 } from "../../schema/wire/v1/index.ts";
 import { requestRoute, requestSummary } from "../../schema/wire/client/hop-client.ts";
 import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
-import { FIXTURE_MODEL_PATH, LOCAL_MODELS_DIR, REPO_ROOT } from "../local/repo-paths.ts";
-import { resolveLocalModels } from "../local/resolve-local-models.ts";
+import {
+  FIXTURE_MODEL_PATH,
+  LOCAL_MODELS_DIR,
+  REPO_ROOT,
+  resolveLocalModels,
+} from "../local/resolve-local-models.ts";
 
 const mode = process.argv[2];
 const env = (name: string): string => {
