@@ -1,4 +1,5 @@
 import type OpenAI from "openai";
+import type { z } from "zod";
 import type { TextSink } from "./cli-io.ts";
 import { formatConversations, formatItems } from "./format-turns.ts";
 import {
@@ -10,65 +11,83 @@ import {
 } from "./mesh-client.ts";
 import type { ListQuery } from "./parse-cli-args.ts";
 
-const conversationListSchema = createListSchema(conversationSchema);
-
-export interface ConversationsCommandDeps {
+export interface ListCommandDeps {
   client: OpenAI;
   stdout: TextSink;
   stderr: TextSink;
 }
 
+interface ListRequest<T extends z.ZodType> {
+  path: string;
+  query: ListQuery;
+  json: boolean;
+  item: T;
+  /** "conversation", "item": names the list in shape errors and the empty-page note. */
+  what: string;
+  format: (data: z.infer<T>[]) => string;
+  /** The command that shows the next page. */
+  nextPage: (lastId: string) => string;
+}
+
 /**
- * `GET /v1/conversations` has no method on the openai client (OpenAI's API has no such list), so this goes
- * through the client's generic `get`, which still brings auth, the error envelope and request ids.
+ * The generic `get`, which still brings auth, the error envelope and request ids: `GET /v1/conversations` has no
+ * method on the openai client (OpenAI's API has no such list), and `client.conversations.items.list` wraps the body
+ * in a page class that keeps `data` but drops `first_id` and hides the rest, while `--json` prints the list exactly
+ * as the mesh sent it.
  */
-export async function runConversationsCommand(
+async function runListCommand<T extends z.ZodType>(
+  request: ListRequest<T>,
+  { client, stdout, stderr }: ListCommandDeps,
+): Promise<number> {
+  const body = await client.get<unknown>(request.path, { query: buildListQuery(request.query) });
+  const page = parseResponseShape(createListSchema(request.item), body, `${request.what} list`);
+  if (request.json) {
+    stdout.write(`${JSON.stringify(page, null, 2)}\n`);
+    return 0;
+  }
+  if (page.data.length === 0) stderr.write(`no ${request.what}s\n`);
+  stdout.write(request.format(page.data));
+  // Hints go to stderr so stdout stays one entry per line for `cut` and `grep`.
+  if (page.has_more && typeof page.last_id === "string")
+    stderr.write(`more: ${request.nextPage(page.last_id)}\n`);
+  return 0;
+}
+
+/** `molmesh conversations`: the tenant's conversations, a page at a time. */
+export function runConversationsCommand(
   options: ListQuery & { json: boolean },
-  { client, stdout, stderr }: ConversationsCommandDeps,
+  deps: ListCommandDeps,
 ): Promise<number> {
-  const body = await client.get<unknown>("/conversations", { query: buildListQuery(options) });
-  const page = parseResponseShape(conversationListSchema, body, "conversation list");
-  if (options.json) {
-    stdout.write(`${JSON.stringify(page, null, 2)}\n`);
-    return 0;
-  }
-  if (page.data.length === 0) stderr.write("no conversations\n");
-  stdout.write(formatConversations(page.data));
-  // Hints go to stderr so stdout stays one conversation per line for `cut` and `grep`.
-  if (page.has_more && typeof page.last_id === "string") {
-    stderr.write(`more: molmesh conversations --after ${page.last_id}\n`);
-  }
-  return 0;
+  return runListCommand(
+    {
+      path: "/conversations",
+      query: options,
+      json: options.json,
+      item: conversationSchema,
+      what: "conversation",
+      format: formatConversations,
+      nextPage: (lastId) => `molmesh conversations --after ${lastId}`,
+    },
+    deps,
+  );
 }
 
-const itemListSchema = createListSchema(itemSchema);
-
-export interface ItemsCommandDeps {
-  client: OpenAI;
-  stdout: TextSink;
-  stderr: TextSink;
-}
-
-/**
- * The generic `get` rather than `client.conversations.items.list`: that one wraps the body in a page class that
- * keeps `data` but drops `first_id` and hides the rest, and `--json` prints the list exactly as the mesh sent it.
- */
-export async function runItemsCommand(
+/** `molmesh items <id>`: one conversation's items in timeline order. */
+export function runItemsCommand(
   options: ListQuery & { conversationId: string; json: boolean },
-  { client, stdout, stderr }: ItemsCommandDeps,
+  deps: ListCommandDeps,
 ): Promise<number> {
-  const path = `/conversations/${encodeURIComponent(options.conversationId)}/items`;
-  const body = await client.get<unknown>(path, { query: buildListQuery(options) });
-  const page = parseResponseShape(itemListSchema, body, "item list");
-  if (options.json) {
-    stdout.write(`${JSON.stringify(page, null, 2)}\n`);
-    return 0;
-  }
-  if (page.data.length === 0) stderr.write("no items\n");
-  stdout.write(formatItems(page.data));
-  if (page.has_more && typeof page.last_id === "string") {
-    const order = options.order === undefined ? "" : ` --order ${options.order}`;
-    stderr.write(`more: molmesh items ${options.conversationId}${order} --after ${page.last_id}\n`);
-  }
-  return 0;
+  const order = options.order === undefined ? "" : ` --order ${options.order}`;
+  return runListCommand(
+    {
+      path: `/conversations/${encodeURIComponent(options.conversationId)}/items`,
+      query: options,
+      json: options.json,
+      item: itemSchema,
+      what: "item",
+      format: formatItems,
+      nextPage: (lastId) => `molmesh items ${options.conversationId}${order} --after ${lastId}`,
+    },
+    deps,
+  );
 }
