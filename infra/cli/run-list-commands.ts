@@ -17,7 +17,7 @@ export interface ListCommandDeps {
   stderr: TextSink;
 }
 
-interface ListRequest<T extends z.ZodType> {
+export interface ListRequest<T extends z.ZodType> {
   path: string;
   query: ListQuery;
   json: boolean;
@@ -35,7 +35,7 @@ interface ListRequest<T extends z.ZodType> {
  * in a page class that keeps `data` but drops `first_id` and hides the rest, while `--json` prints the list exactly
  * as the mesh sent it.
  */
-async function runListCommand<T extends z.ZodType>(
+export async function runListCommand<T extends z.ZodType>(
   request: ListRequest<T>,
   { client, stdout, stderr }: ListCommandDeps,
 ): Promise<number> {
