@@ -38,3 +38,18 @@ if (!has("nats-server")) {
     process.exit(1);
   }
 }
+
+// The GenUI tests drive Debian's Chromium through playwright-core (no browser download).
+if (!existsSync(process.env.MOL_CHROMIUM_PATH ?? "/usr/bin/chromium")) {
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (has("apt-get") && isRoot) {
+    console.log("[molmesh] installing chromium from the OS packages…");
+    run("apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium");
+  } else {
+    console.error(
+      "[molmesh] chromium is not installed (the GenUI tests need it): sudo apt-get install chromium, " +
+        "or point MOL_CHROMIUM_PATH at a Chromium binary.",
+    );
+    process.exit(1);
+  }
+}

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     servers: env.MOL_NATS_URL.split(","),
     name: `molmesh-gpu-node-${nodeId}`,
     maxReconnectAttempts: -1,
-    authenticator: env.MOL_NATS_CREDS ? credsAuthenticator(await readFile(env.MOL_NATS_CREDS)) : undefined,
+    ...(env.MOL_NATS_CREDS ? { authenticator: credsAuthenticator(await readFile(env.MOL_NATS_CREDS)) } : {}),
   });
   const node = await startGpuNode({
     nc,

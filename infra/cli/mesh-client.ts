@@ -16,7 +16,7 @@ export interface Connection {
 
 /** Flags win over the environment, which wins over the local-mesh defaults. */
 export function resolveConnection(
-  flags: { baseUrl?: string; apiKey?: string },
+  flags: { baseUrl?: string | undefined; apiKey?: string | undefined },
   env: Readonly<Record<string, string | undefined>>,
 ): Connection {
   const raw = flags.baseUrl ?? nonEmpty(env["MOL_BASE_URL"]) ?? DEFAULT_BASE_URL;

@@ -12,7 +12,7 @@ export class UsageError extends Error {
   }
 }
 
-export const COMMAND_NAMES = ["chat", "conversations", "items", "plan"] as const;
+export const COMMAND_NAMES = ["chat", "conversations", "items", "plan", "models"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 export type ListOrder = "asc" | "desc";
 
@@ -24,15 +24,16 @@ export interface ListQuery {
 
 export type CliCommand =
   | { name: "help"; topic?: CommandName }
-  | { name: "chat"; conversation?: string; model?: string; json: boolean }
+  | { name: "chat"; conversation?: string | undefined; model?: string | undefined; json: boolean }
   | ({ name: "conversations"; json: boolean } & ListQuery)
   | ({ name: "items"; conversationId: string; json: boolean } & ListQuery)
-  | PlanCommand;
+  | PlanCommand
+  | ModelsCommand;
 
 export interface CliArgs {
   command: CliCommand;
   /** Flags only; the environment and defaults are applied by resolveConnection. */
-  connection: { baseUrl?: string; apiKey?: string };
+  connection: { baseUrl?: string | undefined; apiKey?: string | undefined };
 }
 
 const OPTIONS = {
@@ -60,6 +61,7 @@ const COMMAND_OPTIONS: Record<CommandName, readonly OptionName[]> = {
   conversations: ["limit", "after", "order", "json"],
   items: ["limit", "after", "order", "json"],
   plan: ["spec", "base", "adapter", "specialists", "slots", "context", "json"],
+  models: [],
 };
 /** The server's page bounds (1–100), checked here so a typo costs no request. */
 const MAX_LIMIT = 100;
@@ -157,6 +159,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     }
     case "plan":
       return { command: readPlanCommand(values, rest), connection };
+    case "models":
+      return { command: readModelsCommand(rest), connection };
   }
 }
 
@@ -228,4 +232,17 @@ export function readPlanCommand(values: PlanOptionValues, rest: readonly string[
   if (slots !== undefined) command.slots = slots;
   if (context !== undefined) command.context = context;
   return command;
+}
+
+export type ModelsCommand =
+  { name: "models"; action: "list" } | { name: "models"; action: "pull"; model: string };
+
+function readModelsCommand(rest: readonly string[]): ModelsCommand {
+  const [action, ...names] = rest;
+  if (action === "list" && names.length === 0) return { name: "models", action };
+  if (action === "pull" && names.length === 1 && names[0] !== undefined) {
+    return { name: "models", action, model: names[0] };
+  }
+  if (action === "pull") throw new UsageError("models pull takes one model name", "models");
+  throw new UsageError(`models takes list or pull <name>, got '${rest.join(" ")}'`, "models");
 }

@@ -16,7 +16,7 @@ export interface TurnRequest {
   conversation: string;
   input: string;
   /** `mol` or `mol:<label>`; absent lets the mesh route (the same as `mol`). */
-  model?: string;
+  model?: string | undefined;
 }
 
 export type TurnOutcome =
@@ -114,8 +114,8 @@ export async function streamTurn(
 }
 
 export interface ChatOptions {
-  conversation?: string;
-  model?: string;
+  conversation?: string | undefined;
+  model?: string | undefined;
   json: boolean;
 }
 

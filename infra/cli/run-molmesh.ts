@@ -11,6 +11,7 @@ import {
 import { parseCliArgs, type CliArgs, type PlanCommand, UsageError } from "./parse-cli-args.ts";
 import { runChat } from "./run-chat.ts";
 import { runConversationsCommand, runItemsCommand } from "./run-list-commands.ts";
+import { runModelsCommand } from "./run-models-command.ts";
 import { runPlanCommand } from "./run-plan-command.ts";
 
 function reportUsageError(error: UsageError, deps: CliDeps): number {
@@ -51,6 +52,8 @@ async function runCommand(args: CliArgs, connection: Connection, deps: CliDeps):
       return runItemsCommand(command, io);
     case "plan":
       return runPlanCommand(command, io);
+    case "models":
+      return runModelsCommand(command, deps);
   }
 }
 
@@ -65,6 +68,7 @@ export async function runMolmesh(argv: readonly string[], deps: CliDeps): Promis
   try {
     args = parseCliArgs(argv);
     if (args.command.name === "plan") return await runOfflinePlan(args.command, deps);
+    if (args.command.name === "models") return await runModelsCommand(args.command, deps);
     connection = resolveConnection(args.connection, deps.env);
   } catch (error) {
     if (error instanceof UsageError) return reportUsageError(error, deps);

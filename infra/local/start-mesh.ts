@@ -12,8 +12,10 @@ import {
   resolveLocalModels,
 } from "./resolve-local-models.ts";
 import { LOCAL_NATS_CONFIG, spawnNatsServer } from "./spawn-nats-server.ts";
+import { createPullProgress } from "../cli/create-pull-progress.ts";
 import { spawnEdge, type EdgeProcess } from "./spawn-edge.ts";
 import { spawnGpuNode } from "./spawn-gpu-node.ts";
+import { DEFAULT_BASE_MODEL } from "../../gpu-nodes/tools/models/model-catalog.ts";
 
 const env = process.env;
 const natsPort = Number(env.MOL_NATS_PORT ?? 4222);
@@ -31,18 +33,30 @@ const children: ChildProcess[] = [];
 let shuttingDown = false;
 let edge: EdgeProcess | undefined;
 
-const models = await resolveLocalModels(env, {
-  modelsDir: LOCAL_MODELS_DIR,
-  fixturePath: FIXTURE_MODEL_PATH,
-});
+const models = await resolveLocalModels(
+  env,
+  { modelsDir: LOCAL_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH },
+  { report: say, progress: createPullProgress(process.stderr) },
+);
+if (models.fallback !== undefined) {
+  say(
+    `could not get ${DEFAULT_BASE_MODEL} (${models.fallback}); falling back to the generated tiny model ` +
+      `(retry: npm run molmesh -- models pull ${DEFAULT_BASE_MODEL}; or MOL_BASE_MODEL=/path/model.gguf)`,
+  );
+}
 if (models.generated) {
-  say("No MOL_BASE_MODEL given: using the project's generated tiny llama. Its weights are RANDOM:");
+  say("Serving the project's generated tiny llama. Its weights are RANDOM:");
   say("answers are noise; routing, streaming, KV reuse and the APIs are real. To use a real model:");
   say(
-    "  MOL_BASE_MODEL=/path/model.gguf (or hf:<user>/<repo>/<file>.gguf) MOL_ADAPTER_CHAT=/path/lora.gguf … npm start",
+    `  unset MOL_BASE_MODEL (${DEFAULT_BASE_MODEL}, the default), or MOL_BASE_MODEL=/path/model.gguf (or hf:<user>/<repo>/<file>.gguf) MOL_ADAPTER_CHAT=/path/lora.gguf … npm start`,
   );
   say(
     "  or MOL_ENGINE=openai-http MOL_ENGINE_FLAVOR=vllm|llama-server MOL_ENGINE_URL=http://host:port MOL_ENGINE_MODEL=<name> npm start",
+  );
+} else if (!env.MOL_BASE_MODEL) {
+  say(`base model: ${models.description}. The LoRAs are small RANDOM deltas, one per specialist, until`);
+  say(
+    "trained ones replace them (MOL_ADAPTER_CHAT=/path/lora.gguf …); MOL_BASE_MODEL=tiny serves the tiny model.",
   );
 }
 

@@ -102,7 +102,9 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<
   Promise.race([
     promise,
     new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms),
+      setTimeout(() => {
+        reject(new Error(`${what}: no answer in ${ms} ms`));
+      }, ms),
     ),
   ]);
 
@@ -165,7 +167,11 @@ async function subscribeAndFlush(nc: NatsConnection, subject: string, queue?: st
   await nc.flush();
   const closed = await Promise.race([
     sub.closed,
-    new Promise((resolve) => setTimeout(() => resolve("open"), 500)),
+    new Promise((resolve) => {
+      setTimeout(() => {
+        resolve("open");
+      }, 500);
+    }),
   ]);
   if (closed instanceof Error) throw closed;
   if (closed !== "open") throw new Error(`subscription to ${subject} was closed`);
@@ -174,7 +180,7 @@ async function subscribeAndFlush(nc: NatsConnection, subject: string, queue?: st
 
 async function startGpuNode(nodeId: string, natsUrl: string) {
   const models = await resolveLocalModels(
-    {},
+    { MOL_BASE_MODEL: "tiny" },
     { modelsDir: LOCAL_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH },
   );
   const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "gpu-nodes", "src", "main.ts")], {
@@ -195,14 +201,18 @@ async function startGpuNode(nodeId: string, natsUrl: string) {
       child.stdout.on("data", (chunk: Buffer) => {
         if (chunk.toString().includes("ready")) resolve();
       });
-      child.on("exit", (code) => reject(new Error(`GPU node exited with ${code} before ready`)));
+      child.on("exit", (code) => {
+        reject(new Error(`GPU node exited with ${code} before ready`));
+      });
     }),
     120_000,
     "GPU node start",
   );
   return {
     async stop(): Promise<number | null> {
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      const exited = new Promise<number | null>((resolve) => {
+        child.on("exit", resolve);
+      });
       child.kill("SIGTERM");
       return await withTimeout(exited, 20_000, "GPU node stop");
     },

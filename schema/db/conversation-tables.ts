@@ -1,5 +1,6 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { TimelineEvent } from "./timeline-event.ts";
+import type { WebhookEventType } from "./webhook-tables.ts";
 
 /**
  * Tables of one conversation's Durable Object (its own SQLite). The timeline is the only source of truth and is
@@ -54,7 +55,7 @@ export const idempotencyKeys = sqliteTable("idempotency_key", {
 export const webhookOutbox = sqliteTable("webhook_outbox", {
   /** The message id (`msg_…`), stable across re-flushes. */
   id: text("id").primaryKey(),
-  eventType: text("event_type").notNull(),
+  eventType: text("event_type").$type<WebhookEventType>().notNull(),
   body: text("body").notNull(),
   createdAt: integer("created_at").notNull(),
 });

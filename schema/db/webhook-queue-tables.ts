@@ -41,8 +41,8 @@ export const webhookAttempts = sqliteTable(
     statusCode: integer("status_code"),
     /** `network_error`, `timeout`, or null for an HTTP answer. */
     error: text("error"),
-    /** What followed: delivered, retry, dead, disabled. */
-    outcome: text("outcome").notNull(),
+    /** What followed the attempt. */
+    outcome: text("outcome").$type<"delivered" | "retry" | "dead" | "disabled">().notNull(),
   },
   (t) => [index("webhook_attempt_by_message").on(t.messageId, t.seq)],
 );

@@ -33,6 +33,7 @@ export function canonicalizeJson(value: unknown): string {
     return `{${fields.join(",")}}`;
   }
   const text = JSON.stringify(value);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- lib.d.ts says string; undefined, functions and symbols give undefined
   if (text === undefined) throw new TypeError(`not JSON-serialisable: ${typeof value}`);
   return text;
 }

@@ -40,6 +40,8 @@ beforeAll(async () => {
       MOL_DEV_API_KEY: KEY,
       MOL_STATE_DIR: stateDir,
       MOL_LOG_LEVEL: "warn",
+      // The fast tier serves the generated model; the default (SmolLM2) is checked by hand.
+      MOL_BASE_MODEL: "tiny",
     },
   });
   mesh.stdout?.on("data", (d: Buffer) => (output += d.toString()));

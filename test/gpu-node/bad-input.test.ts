@@ -35,7 +35,7 @@ const valid = (hop: Hop) => ({
 });
 
 /** Sends raw bytes and returns the error the node replied with (for answer: the stream's only part). */
-async function sendRaw(hop: Hop, body: unknown): Promise<{ code: string; requestId?: string }> {
+async function sendRaw(hop: Hop, body: unknown): Promise<{ code: string; requestId?: string | undefined }> {
   if (hop !== "answer") {
     const msg = await t.client.request(buildHopSubject(hop), encode(body), { timeout: 5_000 });
     const reply = errorReplySchema.parse(JSON.parse(new TextDecoder().decode(msg.data)));

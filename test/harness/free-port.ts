@@ -40,7 +40,13 @@ async function canBind(port: number): Promise<boolean> {
   return await new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+    server.once("error", () => {
+      resolve(false);
+    });
+    server.listen(port, "127.0.0.1", () => {
+      server.close(() => {
+        resolve(true);
+      });
+    });
   });
 }

@@ -36,8 +36,8 @@ export async function startNatsServer(options: { extraConfig?: string } = {}): P
     wsUrl: `ws://127.0.0.1:${wsPort}`,
     port,
     wsPort,
-    stop: server.stop,
-    start: server.start,
+    stop: () => server.stop(),
+    start: () => server.start(),
     dispose: async () => {
       await server.stop();
       await rm(dir, { recursive: true, force: true });

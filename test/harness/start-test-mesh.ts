@@ -69,14 +69,14 @@ export async function startTestMesh(
       edge = await spawnEdgeOnFreePorts(edgeSettings);
     },
     api: (path, init = {}) => {
-      const { json, headers, ...rest } = init;
+      const { json, headers: given, ...rest } = init;
+      // Headers() accepts every HeadersInit shape (record, pairs, Headers); the caller's values win.
+      const headers = new Headers(given);
+      if (!headers.has("authorization")) headers.set("authorization", `Bearer ${TEST_API_KEY}`);
+      if (json !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
       return fetch(`${edge.url}${path}`, {
         ...rest,
-        headers: {
-          authorization: `Bearer ${TEST_API_KEY}`,
-          ...(json === undefined ? {} : { "content-type": "application/json" }),
-          ...headers,
-        },
+        headers,
         ...(json === undefined ? {} : { body: JSON.stringify(json) }),
       });
     },

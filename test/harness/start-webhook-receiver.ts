@@ -49,6 +49,11 @@ export async function startWebhookReceiver(
         await new Promise((r) => setTimeout(r, 100));
       }
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      ),
   };
 }

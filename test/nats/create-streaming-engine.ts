@@ -34,7 +34,11 @@ export function createStreamingEngine(adapters: readonly string[]): StreamingEng
       if (request.constraint) return result(request.constraint.choices[0] ?? "", 1);
       if (request.prompt.includes(HOLD_UNTIL_CANCELLED)) {
         request.onTextDelta?.("x");
-        await new Promise<void>((resolve) => request.signal.addEventListener("abort", () => resolve()));
+        await new Promise<void>((resolve) => {
+          request.signal.addEventListener("abort", () => {
+            resolve();
+          });
+        });
         cancelled++;
         // The engine contract: reject with the abort's reason (the node's typed `cancelled` error).
         throw request.signal.reason;
@@ -50,6 +54,6 @@ export function createStreamingEngine(adapters: readonly string[]): StreamingEng
         warmConversations: [],
         waiting: 0,
       })),
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   };
 }

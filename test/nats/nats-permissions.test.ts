@@ -109,10 +109,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await edge?.stop();
   await gpuNode?.stop(500);
   await Promise.allSettled([nodeANc?.close(), nodeB?.close(), admin?.close()]);
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 describe("allowed: the edge (wss, edge creds) and a real GPU node (tcp, its own creds)", () => {

@@ -30,7 +30,11 @@ export async function startWsEdge(options: { wsUrl: string; creds: string }): Pr
   });
   const pending = new Map<number, (outcome: WsEdgeOutcome<unknown>) => void>();
   let nextId = 1;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      resolve();
+    });
+  });
   child.on("message", (response: WsEdgeResponse) => {
     pending.get(response.id)?.(response.outcome);
     pending.delete(response.id);

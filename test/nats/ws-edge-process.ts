@@ -113,7 +113,9 @@ async function run(connection: NatsConnection, watch: PermissionErrorWatch, comm
       const watcher = await kv.watch({ key: "node.*" });
       const keys: string[] = [];
       // Bounded: on a loaded machine the initial values can be slow; stop after a while and report what came.
-      const bound = setTimeout(() => watcher.stop(), WATCH_BOUND_MS);
+      const bound = setTimeout(() => {
+        watcher.stop();
+      }, WATCH_BOUND_MS);
       try {
         for await (const entry of watcher) {
           if (entry.operation === "PUT" && !keys.includes(entry.key)) keys.push(entry.key);

@@ -152,8 +152,8 @@ describe("createTenantAdmin", () => {
     const stale = { ...record };
     expect((await env.admin.rotateApiKey("admin", tenant.id, record.id, 0)).ok).toBe(true);
     // The store sees the key already retired, as a concurrent rotation that won would leave it.
-    const getApiKey = env.store.getApiKey;
-    env.store.getApiKey = async () => stale;
+    const getApiKey = env.store.getApiKey.bind(env.store);
+    env.store.getApiKey = () => Promise.resolve(stale);
     expect(await env.admin.rotateApiKey("admin", tenant.id, record.id, 0)).toEqual({
       ok: false,
       error: "already_rotated",

@@ -14,31 +14,34 @@ export function createMemoryTenantStore() {
   const counts = { prefixLookups: 0 };
   const append = (draft: AuditDraft) => audit.push({ ...draft, seq: audit.length + 1 });
   const store: TenantStore = {
-    async createTenant(tenant, entry) {
+    createTenant(tenant, entry) {
       tenants.set(tenant.id, { ...tenant });
       append(entry);
+      return Promise.resolve();
     },
-    async getTenant(id) {
-      return tenants.get(id);
+    getTenant(id) {
+      return Promise.resolve(tenants.get(id));
     },
-    async listTenants(query) {
+    listTenants(query) {
       const sorted = [...tenants.values()].sort(
         (a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id),
       );
       if (query.order === "desc") sorted.reverse();
       const start = query.after === undefined ? 0 : sorted.findIndex((t) => t.id === query.after) + 1;
-      if (start === 0 && query.after !== undefined) return { error: "unknown_after" };
+      if (start === 0 && query.after !== undefined) return Promise.resolve({ error: "unknown_after" });
       const rest = sorted.slice(start);
-      return { data: rest.slice(0, query.limit), hasMore: rest.length > query.limit };
+      return Promise.resolve({ data: rest.slice(0, query.limit), hasMore: rest.length > query.limit });
     },
-    async appendAudit(entry) {
+    appendAudit(entry) {
       append(entry);
+      return Promise.resolve();
     },
-    async createApiKey(key, entry) {
+    createApiKey(key, entry) {
       keys.set(key.id, { ...key });
       append(entry);
+      return Promise.resolve();
     },
-    async ensureTenantKey(tenant, key, entries) {
+    ensureTenantKey(tenant, key, entries) {
       if (!tenants.has(tenant.id)) {
         tenants.set(tenant.id, { ...tenant });
         append(entries.tenant);
@@ -47,35 +50,40 @@ export function createMemoryTenantStore() {
         keys.set(key.id, { ...key });
         append(entries.key);
       }
+      return Promise.resolve();
     },
-    async findApiKeyByPrefix(prefix) {
+    findApiKeyByPrefix(prefix) {
       counts.prefixLookups++;
       const key = [...keys.values()].find((k) => k.prefix === prefix);
       const tenant = key && tenants.get(key.tenantId);
-      return key && tenant ? { key: { ...key }, tenantStatus: tenant.status } : undefined;
+      return Promise.resolve(key && tenant ? { key: { ...key }, tenantStatus: tenant.status } : undefined);
     },
-    async getApiKey(tenantId, keyId) {
+    getApiKey(tenantId, keyId) {
       const key = keys.get(keyId);
-      return key?.tenantId === tenantId ? { ...key } : undefined;
+      return Promise.resolve(key?.tenantId === tenantId ? { ...key } : undefined);
     },
-    async listApiKeys(tenantId) {
-      return [...keys.values()].filter((k) => k.tenantId === tenantId).map((k) => ({ ...k }));
+    listApiKeys(tenantId) {
+      return Promise.resolve(
+        [...keys.values()].filter((k) => k.tenantId === tenantId).map((k) => ({ ...k })),
+      );
     },
-    async rotateApiKey({ old, revokeOldAt, successor, audit: entry }) {
+    rotateApiKey({ old, revokeOldAt, successor, audit: entry }) {
       const current = keys.get(old.id);
-      if (!current || current.revokedAt !== null) return "conflict";
+      if (!current || current.revokedAt !== null) return Promise.resolve("conflict");
       current.revokedAt = revokeOldAt;
       keys.set(successor.id, { ...successor });
       append(entry);
-      return "rotated";
+      return Promise.resolve("rotated");
     },
-    async revokeApiKey({ key, revokedAt, audit: entry }) {
+    revokeApiKey({ key, revokedAt, audit: entry }) {
       const current = keys.get(key.id);
-      if (!current || (current.revokedAt !== null && current.revokedAt <= revokedAt)) return;
+      if (!current || (current.revokedAt !== null && current.revokedAt <= revokedAt))
+        return Promise.resolve();
       current.revokedAt = revokedAt;
       append(entry);
+      return Promise.resolve();
     },
-    async listAuditLog(tenantId, query) {
+    listAuditLog(tenantId, query) {
       const own = audit.filter((e) => e.tenantId === tenantId);
       if (query.order === "desc") own.reverse();
       const after = query.afterSeq;
@@ -83,7 +91,7 @@ export function createMemoryTenantStore() {
         after === undefined
           ? own
           : own.filter((e) => (query.order === "asc" ? e.seq > after : e.seq < after));
-      return { data: rest.slice(0, query.limit), hasMore: rest.length > query.limit };
+      return Promise.resolve({ data: rest.slice(0, query.limit), hasMore: rest.length > query.limit });
     },
   };
   return { store, tenants, keys, audit, counts };

@@ -16,7 +16,11 @@ function createTestApp(adminToken: string | undefined) {
   let next = 0;
   const deps: AppDeps = {
     conversations: unused,
-    conversationIndex: { add: unused, remove: unused, list: async () => ({ data: [], hasMore: false }) },
+    conversationIndex: {
+      add: unused,
+      remove: unused,
+      list: () => Promise.resolve({ data: [], hasMore: false }),
+    },
     limits: unused,
     readFleetHealth: unused,
     authenticate: (apiKey) =>
@@ -36,6 +40,8 @@ function createTestApp(adminToken: string | undefined) {
     },
     webhookDeliveries: unused,
     webhookUrlPolicy: {},
+    genuiComponents: { create: unused, get: unused, getForRender: unused },
+    genuiSandboxOrigin: undefined,
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${String(++next).padStart(32, "0")}`,
   };

@@ -23,9 +23,9 @@ function mutateEachLeaf(value: Json): Array<{ path: string; doc: Json }> {
   const out: Array<{ path: string; doc: Json }> = [];
   const visit = (node: Json, path: string, replace: (next: Json) => Json): void => {
     if (Array.isArray(node)) {
-      node.forEach((item, i) =>
-        visit(item, `${path}[${i}]`, (next) => replace(node.map((x, j) => (j === i ? next : x)))),
-      );
+      node.forEach((item, i) => {
+        visit(item, `${path}[${i}]`, (next) => replace(node.map((x, j) => (j === i ? next : x))));
+      });
       out.push({ path: `${path}[+]`, doc: replace([...node, node[0] ?? "x"]) });
     } else if (node !== null && typeof node === "object") {
       for (const key of Object.keys(node))

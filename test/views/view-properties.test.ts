@@ -56,7 +56,9 @@ describe.each(HARNESSES)("views under the %s harness", (_name, harness) => {
           const after = snapshotTexts(views, harness);
           // Only a user_message may compact, and with the large harness nothing ever does.
           if (event.type !== "user_message" || harness === LARGE_HARNESS) {
-            before.forEach((text, i) => expect(isBytePrefix(text, after[i] ?? "")).toBe(true));
+            before.forEach((text, i) => {
+              expect(isBytePrefix(text, after[i] ?? "")).toBe(true);
+            });
           }
         }
       }),
@@ -138,7 +140,9 @@ describe("views across turns", () => {
         }
         const last = snapshotTexts(views, LARGE_HARNESS);
         for (const texts of history)
-          texts.forEach((text, i) => expect(isBytePrefix(text, last[i] ?? "")).toBe(true));
+          texts.forEach((text, i) => {
+            expect(isBytePrefix(text, last[i] ?? "")).toBe(true);
+          });
       }),
       { numRuns: 40, ...PROPERTY_LIMITS },
     );

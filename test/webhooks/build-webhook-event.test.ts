@@ -22,7 +22,7 @@ function turn(overrides: Partial<TurnRecord> = {}): TurnRecord {
       ...{ timings: { routeMs: 3 }, placement: {}, usage: {}, summary: { status: "ready", text: "greeted" } },
     },
     ...overrides,
-  } as TurnRecord;
+  };
 }
 const ctx = { conversationId: "conv_1", metadata: { thread_key: "t1" }, now: Date.UTC(2026, 10, 30) };
 

@@ -33,13 +33,19 @@ function setup(
   const disabled: string[] = [];
   const deps: DeliveryDeps = {
     queue,
-    readEndpoint: async () => options.endpoint ?? endpoint(),
-    disableEndpoint: async (_endpoint, reason) => void disabled.push(reason),
-    fetch: async (url, init) => {
-      requests.push({ url: String(url), init: init ?? {} });
+    readEndpoint: () => Promise.resolve(options.endpoint ?? endpoint()),
+    disableEndpoint: (_endpoint, reason) => {
+      disabled.push(reason);
+      return Promise.resolve();
+    },
+    fetch: (url, init) => {
+      requests.push({
+        url: typeof url === "string" ? url : url instanceof URL ? url.href : url.url,
+        init: init ?? {},
+      });
       const status = statuses.shift() ?? 200;
-      if (status === "network_error") throw new TypeError("fetch failed");
-      return new Response(null, { status, headers: options.headers ?? {} });
+      if (status === "network_error") return Promise.reject(new TypeError("fetch failed"));
+      return Promise.resolve(new Response(null, { status, headers: options.headers ?? {} }));
     },
     now: () => clock,
     random: () => 0.5,
@@ -79,7 +85,7 @@ describe("deliverDueMessages", () => {
       new Set(["msg_1"]),
     );
     expect(queue.attempts.map((a) => a.outcome)).toEqual([
-      ...Array(WEBHOOK_MAX_ATTEMPTS - 1).fill("retry"),
+      ...Array.from({ length: WEBHOOK_MAX_ATTEMPTS - 1 }, () => "retry"),
       "dead",
     ]);
   });

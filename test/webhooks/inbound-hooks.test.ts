@@ -38,8 +38,10 @@ beforeAll(async () => {
   }
 }, 180_000);
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await mesh?.stop();
   await receiver?.close();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 const hmacHex = (secret: string, text: string) => createHmac("sha256", secret).update(text).digest("hex");

@@ -14,11 +14,15 @@ describe("readJsonPointer (RFC 6901)", () => {
     ["/a~1b", 1],
     ["/m~0n", 8],
     ["/nested/thread/ts", "17.2"],
-  ])("%s", (pointer, expected) => expect(readJsonPointer(doc, pointer)).toEqual(expected));
+  ])("%s", (pointer, expected) => {
+    expect(readJsonPointer(doc, pointer)).toEqual(expected);
+  });
 
   it.each(["/foo/01", "/foo/2", "/missing", "/nested/thread/ts/x", "/toString", "/constructor"])(
     "%s is absent",
-    (pointer) => expect(readJsonPointer(doc, pointer)).toBeUndefined(),
+    (pointer) => {
+      expect(readJsonPointer(doc, pointer)).toBeUndefined();
+    },
   );
 
   it("rejects what is not a pointer", () => {

@@ -27,6 +27,7 @@ beforeAll(async () => {
   });
 }, 180_000);
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await mesh?.stop();
 });
 

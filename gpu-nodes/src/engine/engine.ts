@@ -34,7 +34,7 @@ export interface EngineGenerateRequest {
   temperature: number;
   topP: number;
   topK: number;
-  seed?: number;
+  seed?: number | undefined;
   stop: readonly string[];
   constraint?: EngineConstraint;
   /**

@@ -22,7 +22,7 @@ export interface HopCallOptions {
   subject?: string;
   /** Aborting cancels the hop on the node. */
   signal?: AbortSignal;
-  subjectPrefix?: string;
+  subjectPrefix?: string | undefined;
   /**
    * Answer hop: how long to wait for the node's first part (`start`, sent as soon as it accepts the hop). A node
    * that says nothing by then is taken as hung, so the hop can go elsewhere before any text was shown.

@@ -5,6 +5,7 @@ import { WIRE_VERSION } from "./version.ts";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- generic, so callers' object literals skip excess-property checks
 export function encodeWireMessage<T extends { version: typeof WIRE_VERSION }>(message: T): Uint8Array {
   return encoder.encode(JSON.stringify(message));
 }
@@ -45,7 +46,7 @@ export function decodeWireMessage<S extends z.ZodType>(
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw invalid(direction, "message must be a JSON object");
   }
-  const version = (value as { version?: unknown }).version;
+  const version = "version" in value ? value.version : undefined;
   if (version !== WIRE_VERSION) {
     throw new UnsupportedVersionError(
       `unsupported wire version ${JSON.stringify(version ?? null)}; this peer speaks "${WIRE_VERSION}"`,
@@ -56,11 +57,13 @@ export function decodeWireMessage<S extends z.ZodType>(
   return parsed.data;
 }
 
+const requestIdSchema = z.object({ requestId: z.string() });
+
 /** Best-effort request id of a message that failed validation, so the error reply can still name it. */
 export function readRequestId(data: Uint8Array): string | undefined {
   try {
-    const value = JSON.parse(decoder.decode(data)) as { requestId?: unknown };
-    return typeof value.requestId === "string" ? value.requestId.slice(0, 128) : undefined;
+    const parsed = requestIdSchema.safeParse(JSON.parse(decoder.decode(data)));
+    return parsed.success ? parsed.data.requestId.slice(0, 128) : undefined;
   } catch {
     return undefined;
   }

@@ -1,4 +1,4 @@
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import {
   createAdminApiDisabledError,
   createAdminTokenRequiredError,
@@ -16,7 +16,7 @@ import type { AppEnv } from "./app-deps.ts";
 export const requireAdminToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   const { adminToken } = c.var.deps;
   if (!adminToken) throw createAdminApiDisabledError();
-  const token = readBearerToken(c);
+  const token = readBearerToken(c.req.header("authorization"));
   if (token === undefined) throw createInvalidAdminTokenError();
   // Digests have one length, so timing reveals neither the token's length nor how much of it matched.
   if (!timingSafeEqualText(await sha256Hex(token), await sha256Hex(adminToken))) {
@@ -34,7 +34,7 @@ export function requireScope(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or undefined. */
-export function readBearerToken(c: Context): string | undefined {
-  return /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+/** The token of an `Authorization: Bearer <token>` header value, or undefined. */
+export function readBearerToken(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
 }

@@ -2,6 +2,7 @@ import type { ConversationIndex } from "../conversation/conversation-index.ts";
 import type { TenantLimiter } from "../limits/tenant-limits.ts";
 import type { ConversationDirectory } from "../conversation/conversation-rpc.ts";
 import type { FleetHealth } from "../fleet/fleet-view.ts";
+import type { GenuiComponentStore } from "../genui/genui-component-store.ts";
 import type { Principal } from "../tenancy/api-key-scope.ts";
 import type { TenantStore } from "../tenancy/tenant-store.ts";
 import type { WebhookUrlPolicy } from "../webhooks/check-webhook-url.ts";
@@ -21,14 +22,18 @@ export interface AppDeps {
   /** The operator's token for /v1/admin/* (MOL_ADMIN_TOKEN); undefined disables the admin API. */
   adminToken: string | undefined;
   /** Unix ms. */
-  now(): number;
+  now: () => number;
   webhookEndpoints: WebhookEndpointStore;
   /** One endpoint's delivery queue and log. */
   webhookDeliveries(endpointId: string): WebhookDeliveryLog;
   /** SSRF policy for endpoint URLs (loopback only on the local mesh). */
   webhookUrlPolicy: WebhookUrlPolicy;
+  /** Validated GenUI components (D1 in production). */
+  genuiComponents: GenuiComponentStore;
+  /** MOL_GENUI_SANDBOX_ORIGIN: where component frames are served; unset on the local mesh (see genui-routes.ts). */
+  genuiSandboxOrigin: string | undefined;
   /** Random id with a type prefix (`conv_…`). */
-  newId(prefix: string): string;
+  newId: (prefix: string) => string;
 }
 
 export type AppEnv = {

@@ -14,6 +14,8 @@ import { registerOpenApiPaths } from "./register-openapi-paths.ts";
 import { registerWebhookOpenApiPaths } from "./register-webhook-openapi-paths.ts";
 import { registerInboundHookRoutes } from "./routes/inbound-hook-routes.ts";
 import { registerWebhookEndpointRoutes } from "./routes/webhook-endpoint-routes.ts";
+import { genuiOriginGuard, registerGenuiRoutes } from "./routes/genui-routes.ts";
+import { registerGenuiOpenApiPaths } from "./register-genui-openapi-paths.ts";
 
 /**
  * The public API (OpenAI-compatible, under /v1). Runtime-agnostic: the adapter passes `resolveDeps`, which turns
@@ -29,12 +31,13 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
     await next();
     c.res.headers.set("x-request-id", requestId);
   });
+  app.use("*", genuiOriginGuard);
 
   app.use("/v1/*", async (c, next) => {
     // The admin API authenticates with the operator's token instead (access-guards.ts).
     // Inbound webhooks authenticate with their signature (inbound-hook-routes.ts).
     if (c.req.path.startsWith("/v1/admin/") || c.req.path.startsWith("/v1/hooks/")) return next();
-    const token = readBearerToken(c);
+    const token = readBearerToken(c.req.header("authorization"));
     const principal = token === undefined ? undefined : await c.var.deps.authenticate(token);
     if (!principal) throw createUnauthorizedError();
     c.set("tenantId", principal.tenantId);
@@ -51,9 +54,11 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
   registerAuditLogRoutes(app);
   registerWebhookEndpointRoutes(app);
   registerInboundHookRoutes(app);
+  registerGenuiRoutes(app);
 
   registerOpenApiPaths(app);
   registerWebhookOpenApiPaths(app);
+  registerGenuiOpenApiPaths(app);
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });
 
   app.notFound((c) =>
@@ -64,7 +69,7 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
         code: "not_found",
         message: `no route for ${c.req.method} ${c.req.path}`,
       }),
-      { "x-request-id": c.var.requestId ?? "" },
+      { "x-request-id": c.var.requestId },
     ),
   );
   app.onError((error, c) => {
@@ -77,7 +82,7 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
             message: error.message,
           })
         : toApiError(error);
-    return toErrorResponse(apiError, { "x-request-id": c.var.requestId ?? "" });
+    return toErrorResponse(apiError, { "x-request-id": c.var.requestId });
   });
   return app;
 }

@@ -19,7 +19,7 @@ export function createNatsConnector(options: {
   name: string;
   idleMs?: number;
   /** Contents of the edge's `.creds` file (production NATS refuses anonymous clients). */
-  creds?: string;
+  creds?: string | undefined;
 }): NatsConnector {
   let connection: Promise<NatsConnection> | undefined;
   let idleTimer: ReturnType<typeof setTimeout> | undefined;

@@ -101,7 +101,7 @@ export class ConversationObject
     return this.#store.readMeta() ?? null;
   }
 
-  async listItems(query: { after?: string; limit: number; order: "asc" | "desc" }) {
+  async listItems(query: { after?: string | undefined; limit: number; order: "asc" | "desc" }) {
     const meta = this.#store.readMeta();
     if (!meta) return null;
     const page = listItems(this.#store, meta.id, query);

@@ -1,7 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { webhookOutbox } from "../../../schema/db/conversation-tables.ts";
-import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
 import type { WebhookEvent, WebhookOutbox } from "../webhooks/flush-webhook-outbox.ts";
 
 /** The conversation object's webhook outbox (its table comes with the conversation's migrations). */
@@ -26,7 +25,7 @@ export class DrizzleWebhookOutbox implements WebhookOutbox {
       .from(webhookOutbox)
       .orderBy(asc(webhookOutbox.createdAt))
       .all()
-      .map((row) => ({ id: row.id, type: row.eventType as WebhookEventType, body: row.body }));
+      .map((row) => ({ id: row.id, type: row.eventType, body: row.body }));
   }
 
   remove(id: string): void {

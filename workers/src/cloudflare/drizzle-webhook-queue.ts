@@ -99,13 +99,10 @@ export class DrizzleWebhookQueue implements WebhookQueue {
       .where(eq(webhookAttempts.messageId, id))
       .orderBy(asc(webhookAttempts.seq))
       .all()
-      .map(({ seq: _seq, ...attempt }) => ({
-        ...attempt,
-        outcome: attempt.outcome as WebhookAttempt["outcome"],
-      }));
+      .map(({ seq: _seq, ...attempt }) => attempt);
   }
 
-  list(query: { after?: string; limit: number; status?: WebhookMessage["status"] }) {
+  list(query: { after?: string | undefined; limit: number; status?: WebhookMessage["status"] | undefined }) {
     const anchor = query.after === undefined ? undefined : this.get(query.after);
     const rows = this.#db
       .select()

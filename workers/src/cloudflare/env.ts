@@ -43,4 +43,6 @@ export interface Env {
   MOL_WEBHOOK_SECRET_KEY?: string;
   /** How long a receiver gets to answer one attempt (default 15 s). */
   MOL_WEBHOOK_TIMEOUT_MS?: string;
+  /** The origin GenUI frames are served from (its own hostname); unset, loopback requests use genui-sandbox.localhost. */
+  MOL_GENUI_SANDBOX_ORIGIN?: string;
 }

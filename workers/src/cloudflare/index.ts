@@ -3,6 +3,7 @@ import type { AppDeps } from "../app/app-deps.ts";
 import { authenticateApiKey } from "../tenancy/authenticate-api-key.ts";
 import { createConversationHandle } from "./conversation-handle.ts";
 import { createD1ConversationIndex } from "./d1-conversation-index.ts";
+import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
 import { createD1TenantStore } from "./d1-tenant-store.ts";
 import type { Env } from "./env.ts";
 import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
@@ -44,6 +45,8 @@ function resolveDeps(env: unknown): AppDeps {
     webhookDeliveries: (endpointId) =>
       bindings.WEBHOOKS.getByName(endpointId) as DurableObjectStub<WebhookEndpointObject>,
     webhookUrlPolicy: { allowLoopback: readWebhookSettings(bindings).allowLoopback },
+    genuiComponents: createD1GenuiComponentStore(bindings.DB),
+    genuiSandboxOrigin: bindings.MOL_GENUI_SANDBOX_ORIGIN || undefined,
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,
   };

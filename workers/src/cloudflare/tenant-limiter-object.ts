@@ -10,6 +10,11 @@ import {
 } from "../limits/tenant-limits.ts";
 import type { Env } from "./env.ts";
 
+const LIMIT_KEYS = [
+  "requestsPerMinute",
+  "tokensPerMinute",
+  "monthlyTokens",
+] as const satisfies readonly (keyof TenantLimitSettings)[];
 const STATE_KEY = "limits";
 const OVERRIDES_KEY = "overrides";
 /** Defaults when the Worker sets no MOL_DEFAULT_* var: generous for a single developer. */
@@ -53,11 +58,14 @@ export class TenantLimiterObject extends DurableObject<Env> {
   async setLimits(
     overrides: Partial<Record<keyof TenantLimitSettings, number | null>>,
   ): Promise<TenantLimitSettings> {
-    const current = (await this.ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) ?? {};
-    const merged = { ...current, ...overrides };
-    const next = Object.fromEntries(
-      Object.entries(merged).filter(([, value]) => value !== null && value !== undefined),
-    ) as Partial<TenantLimitSettings>;
+    const stored = (await this.ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) ?? {};
+    const next: Partial<TenantLimitSettings> = {};
+    // A key the call names replaces the stored one; null (or an explicit undefined from an RPC caller) clears
+    // it, so the default applies again.
+    for (const key of LIMIT_KEYS) {
+      const value = key in overrides ? overrides[key] : stored[key];
+      if (value !== null && value !== undefined) next[key] = value;
+    }
     await this.ctx.storage.put(OVERRIDES_KEY, next);
     return await this.#settings();
   }

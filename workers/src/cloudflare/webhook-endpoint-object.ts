@@ -66,7 +66,11 @@ export class WebhookEndpointObject extends DurableObject<Env> implements Webhook
     if (next !== undefined) await this.ctx.storage.setAlarm(Math.max(next, Date.now()));
   }
 
-  async listMessages(query: { after?: string; limit: number; status?: WebhookMessage["status"] }) {
+  async listMessages(query: {
+    after?: string | undefined;
+    limit: number;
+    status?: WebhookMessage["status"] | undefined;
+  }) {
     await this.#ready;
     return this.#queue.list(query);
   }

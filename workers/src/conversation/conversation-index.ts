@@ -10,6 +10,6 @@ export interface ConversationIndex {
   /** Newest first by default; `after` is a conversation id from a previous page. */
   list(
     tenantId: string,
-    query: { after?: string; limit: number; order: "asc" | "desc" },
+    query: { after?: string | undefined; limit: number; order: "asc" | "desc" },
   ): Promise<{ data: ConversationMeta[]; hasMore: boolean } | { error: "unknown_after" }>;
 }

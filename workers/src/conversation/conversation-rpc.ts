@@ -55,7 +55,11 @@ export type StartTurnResult =
 export interface ConversationHandle {
   create(meta: ConversationMeta): Promise<ConversationMeta>;
   describe(): Promise<ConversationMeta | null>;
-  listItems(query: { after?: string; limit: number; order: "asc" | "desc" }): Promise<ItemPage | null>;
+  listItems(query: {
+    after?: string | undefined;
+    limit: number;
+    order: "asc" | "desc";
+  }): Promise<ItemPage | null>;
   /** Removes everything; false when it did not exist. */
   remove(): Promise<boolean>;
   startTurn(request: StartTurnRequest): Promise<StartTurnResult>;

@@ -7,7 +7,7 @@ import { parseItemId } from "./item-id.ts";
 export function listItems(
   store: ConversationStore,
   conversationId: string,
-  query: { after?: string; limit: number; order: "asc" | "desc" },
+  query: { after?: string | undefined; limit: number; order: "asc" | "desc" },
 ): ItemPage | { error: "unknown_after" } {
   let afterSeq: number | undefined;
   if (query.after !== undefined) {

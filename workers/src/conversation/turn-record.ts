@@ -19,8 +19,8 @@ export interface TurnRecord {
   userText: string;
   /** The answer so far (complete when status = completed). */
   answerText: string;
-  finishReason?: "stop" | "length";
-  error?: { code: WireErrorCode | "cancelled"; message: string };
+  finishReason?: "stop" | "length" | undefined;
+  error?: { code: WireErrorCode | "cancelled"; message: string } | undefined;
   mol: TurnMol;
 }
 

@@ -15,7 +15,7 @@ export const DEFAULT_FLEET_STALE_MS = 10_000;
 export function createFleetPlacement(options: {
   connection: () => Promise<NatsConnection>;
   staleAfterMs?: number;
-  subjectPrefix?: string;
+  subjectPrefix?: string | undefined;
   now: () => number;
   /** "queue-group" ignores the fleet and lets NATS pick a node at random (the benchmark's baseline). */
   mode?: "affinity" | "queue-group";

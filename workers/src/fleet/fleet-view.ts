@@ -44,5 +44,5 @@ export interface FleetHealth {
 export interface HopPlacement {
   /** The live fleet as this edge object sees it. */
   nodes(): Promise<readonly NodeStatus[]>;
-  subjectPrefix?: string;
+  subjectPrefix?: string | undefined;
 }

@@ -72,7 +72,7 @@ export interface TenantStore {
   appendAudit(audit: AuditDraft): Promise<void>;
   /** Newest first by default; `after` is a tenant id from a previous page. */
   listTenants(query: {
-    after?: string;
+    after?: string | undefined;
     limit: number;
     order: "asc" | "desc";
   }): Promise<Page<Tenant> | { error: "unknown_after" }>;

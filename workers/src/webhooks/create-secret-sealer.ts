@@ -9,7 +9,10 @@ export interface SecretSealer {
 }
 
 /** No key configured (the local mesh): values are stored as they are. */
-export const PLAIN_SECRETS: SecretSealer = { seal: async (plain) => plain, open: async (stored) => stored };
+export const PLAIN_SECRETS: SecretSealer = {
+  seal: (plain) => Promise.resolve(plain),
+  open: (stored) => Promise.resolve(stored),
+};
 
 const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));

@@ -29,7 +29,7 @@ export interface WebhookEndpointStore {
   getById(id: string): Promise<WebhookEndpoint | undefined>;
   list(
     tenantId: string,
-    query: { after?: string; limit: number; order: "asc" | "desc" },
+    query: { after?: string | undefined; limit: number; order: "asc" | "desc" },
   ): Promise<Page<WebhookEndpoint> | { error: "unknown_after" }>;
   /** The tenant's enabled endpoints subscribed to `type`. */
   listSubscribed(tenantId: string, type: WebhookEventType): Promise<WebhookEndpoint[]>;

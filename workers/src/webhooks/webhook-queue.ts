@@ -39,7 +39,7 @@ export interface WebhookQueue {
   killPending(reason: string, now: number): number;
   get(id: string): WebhookMessage | undefined;
   listAttempts(id: string): WebhookAttempt[];
-  list(query: { after?: string; limit: number; status?: WebhookMessage["status"] }): {
+  list(query: { after?: string | undefined; limit: number; status?: WebhookMessage["status"] | undefined }): {
     data: WebhookMessage[];
     hasMore: boolean;
   };
@@ -51,9 +51,9 @@ export interface WebhookQueue {
 export interface WebhookDeliveryLog {
   enqueue(endpointId: string, message: { id: string; eventType: string; body: string }): Promise<void>;
   listMessages(query: {
-    after?: string;
+    after?: string | undefined;
     limit: number;
-    status?: WebhookMessage["status"];
+    status?: WebhookMessage["status"] | undefined;
   }): Promise<{ data: WebhookMessage[]; hasMore: boolean }>;
   getMessage(id: string): Promise<{ message: WebhookMessage; attempts: WebhookAttempt[] } | undefined>;
   redeliver(id: string): Promise<WebhookMessage | undefined>;

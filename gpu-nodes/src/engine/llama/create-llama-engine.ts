@@ -22,7 +22,7 @@ import { SlotPool } from "./slot-pool.ts";
 export interface LlamaAdapterConfig {
   id: AdapterId;
   /** LoRA GGUF; absent = the adapter runs on the bare base (its own harness prompt tells it apart). */
-  loraPath?: string;
+  loraPath?: string | undefined;
   scale?: number;
 }
 
@@ -69,9 +69,9 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
         contextSize: options.contextSize,
         sequences: options.slotsPerAdapter,
         threads: { ideal: options.threads, min: 1 },
-        lora: adapter.loraPath
-          ? { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] }
-          : undefined,
+        ...(adapter.loraPath === undefined
+          ? {}
+          : { lora: { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] } }),
       });
       const slots = Array.from({ length: options.slotsPerAdapter }, () => context.getSequence());
       runtimes.set(adapter.id, {

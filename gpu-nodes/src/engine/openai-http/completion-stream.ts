@@ -186,7 +186,7 @@ export interface RunCompletionInput {
   body: CompletionBody;
   signal: AbortSignal;
   now: () => number;
-  onTextDelta?: (delta: string) => void;
+  onTextDelta?: ((delta: string) => void) | undefined;
   /** Called once, when the first token shows the prompt has been evaluated (its KV is resident). */
   onFirstToken?: () => void;
 }

@@ -23,7 +23,7 @@ export interface EngineHttpClient {
 export function createEngineHttpClient(options: {
   fetch: typeof fetch;
   baseUrl: string;
-  apiKey?: string;
+  apiKey?: string | undefined;
 }): EngineHttpClient {
   const root = options.baseUrl.replace(/\/+$/, "");
   return {

@@ -23,7 +23,7 @@ export interface OpenAiHttpAdapterOption {
   /** molmesh adapter id (l0, chat, agent, …). */
   id: AdapterId;
   /** LoRA location as the engine server sees it; absent = the adapter runs on the bare base model. */
-  path?: string;
+  path?: string | undefined;
   /** vLLM: the served LoRA name (defaults to `id`). llama-server matches adapters by path instead. */
   name?: string;
   /** llama-server: scale of this LoRA when it is the chosen one (default 1). vLLM has no per-request scale. */

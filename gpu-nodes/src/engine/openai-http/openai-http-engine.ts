@@ -16,7 +16,7 @@ export interface OpenAiHttpEngineOptions {
   flavor: OpenAiHttpFlavorName;
   /** Server root, without `/v1` (e.g. `http://10.0.0.5:8000`). */
   baseUrl: string;
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** The served base model name (vLLM `--served-model-name`, or the model id `/v1/models` lists). */
   baseModel: string;
   adapters: readonly OpenAiHttpAdapterOption[];

@@ -13,7 +13,13 @@ export type ApiErrorType =
 
 /** The objects a client can name by id; a missing one is `<resource>_not_found`. */
 export type ApiResource =
-  "conversation" | "response" | "tenant" | "api_key" | "webhook_endpoint" | "webhook_delivery";
+  | "conversation"
+  | "response"
+  | "tenant"
+  | "api_key"
+  | "webhook_endpoint"
+  | "webhook_delivery"
+  | "genui_component";
 
 /** A hop failure as clients see it: the wire code, except an unknown adapter, which is a model to them. */
 export type PublicWireErrorCode = Exclude<WireErrorCode, "unknown_adapter"> | "model_not_found";
@@ -46,6 +52,9 @@ export type ApiErrorCode =
   | "idempotency_key_reused"
   | "api_key_not_rotatable"
   | "webhook_endpoint_disabled"
+  // GenUI components: a rejected one carries its validation report; the sandbox origin must be configured.
+  | "genui_component_rejected"
+  | "genui_sandbox_unconfigured"
   | "duplicate_delivery"
   // Inbound webhooks (signature and payload).
   | "missing_signature"
@@ -62,7 +71,7 @@ export interface ApiErrorInit {
   type: ApiErrorType;
   code: ApiErrorCode;
   message: string;
-  param?: string | null;
+  param?: string | null | undefined;
   /** Sent with the error response, e.g. `retry-after` or `x-should-retry`. */
   headers?: Record<string, string>;
   cause?: unknown;
@@ -120,7 +129,7 @@ export interface WireErrorMappingOptions {
    */
   shouldRetry?: boolean;
   /** The request field that a context-length error blames (`input` on /responses, `messages` on chat). */
-  param?: string;
+  param?: string | undefined;
   retryAfterMs?: number;
 }
 

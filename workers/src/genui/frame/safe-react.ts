@@ -1,0 +1,159 @@
+import * as React from "react";
+import type { GENUI_REACT_EXPORTS } from "../component-contract.ts";
+import {
+  GENUI_ELEMENTS,
+  GENUI_FORBIDDEN_PROPS,
+  GENUI_URL_PROPS,
+  isInlineUrl,
+} from "../component-contract.ts";
+
+/**
+ * The React a component sees: hooks plus a `createElement` that only builds what the contract allows. Every element
+ * the component returns is rebuilt through it, including objects it forged with `$$typeof` (a forged `<a href>`,
+ * portal or lazy would otherwise reach React DOM directly). Event handlers get a plain, hardened snapshot instead
+ * of the DOM event, and refs are dropped: both are paths from component code back to `window`.
+ */
+
+type AnyFunction = (...args: never[]) => unknown;
+type Props = Record<string, unknown>;
+
+export interface SafeReact {
+  react: Record<(typeof GENUI_REACT_EXPORTS)[number], unknown>;
+  /** Wraps a component's default export so its output is sanitized like any child's. */
+  wrapComponent(component: AnyFunction): React.FunctionComponent<Props>;
+}
+
+const isElementLike = (value: unknown): value is { type: unknown; key: unknown; props: Props } =>
+  typeof value === "object" && value !== null && "$$typeof" in value;
+
+/** `trusted`: the kit's components, which may take any props (they pass on only values). */
+export function createSafeReact(
+  trusted: ReadonlySet<unknown>,
+  harden: <T>(value: T) => T,
+  onHandlerError: (error: unknown) => void,
+): SafeReact {
+  const wrapped = new WeakMap<AnyFunction, React.FunctionComponent<Props>>();
+  const blessed = new WeakSet<object>();
+
+  const wrapComponent = (component: AnyFunction): React.FunctionComponent<Props> => {
+    let safe = wrapped.get(component);
+    if (!safe) {
+      const render = component as unknown as (props: Props) => unknown;
+      safe = (props: Props) => sanitizeNode(render(props)) as React.ReactNode;
+      wrapped.set(component, safe);
+    }
+    return safe;
+  };
+
+  const sanitizeNode = (node: unknown): unknown => {
+    if (node === null || node === undefined || typeof node === "boolean") return node;
+    if (typeof node === "string" || typeof node === "number" || typeof node === "bigint") return node;
+    if (Array.isArray(node)) return node.map(sanitizeNode);
+    if (isElementLike(node)) {
+      const { children, ...props } = (node.props ?? {}) as Props;
+      const key = node.key === null || node.key === undefined ? {} : { key: String(node.key) };
+      return createElement(node.type, { ...props, ...key }, ...(children === undefined ? [] : [children]));
+    }
+    // A plain object, a function, a thenable or a symbol: not a child a component may hand to React DOM.
+    return null;
+  };
+
+  const snapshot = (event: unknown) => {
+    const e = event as { type?: unknown; key?: unknown; target?: { value?: unknown; checked?: unknown } };
+    return harden({
+      type: String(e.type ?? ""),
+      key: typeof e.key === "string" ? e.key : undefined,
+      value: typeof e.target?.value === "string" ? e.target.value : undefined,
+      checked: typeof e.target?.checked === "boolean" ? e.target.checked : undefined,
+    });
+  };
+
+  const hostProps = (props: Props): Props => {
+    const out: Props = {};
+    for (const [name, value] of Object.entries(props)) {
+      if (GENUI_FORBIDDEN_PROPS.has(name) || name === "children") continue;
+      if (/^on[A-Z]/.test(name)) {
+        if (typeof value === "function")
+          out[name] = (event: unknown) => {
+            // Caught here: past this frame the browser would report only "Script error." (opaque origin).
+            try {
+              (value as (e: unknown) => void)(snapshot(event));
+            } catch (error) {
+              onHandlerError(error);
+            }
+          };
+      } else if (name === "style") {
+        if (typeof value === "object" && value !== null)
+          out.style = Object.fromEntries(
+            Object.entries(value).filter(([, v]) => typeof v === "string" || typeof v === "number"),
+          );
+      } else if (GENUI_URL_PROPS.has(name)) {
+        if (typeof value === "string" && isInlineUrl(value)) out[name] = value;
+      } else if (["string", "number", "boolean"].includes(typeof value)) out[name] = value;
+    }
+    return out;
+  };
+
+  function createElement(type: unknown, props?: Props | null, ...children: unknown[]): unknown {
+    const safeChildren = children.map(sanitizeNode);
+    const given = props ?? {};
+    if (typeof type === "string") {
+      if (!GENUI_ELEMENTS.has(type)) return null;
+      return React.createElement(type, hostProps(given), ...(safeChildren as React.ReactNode[]));
+    }
+    if (type === React.Fragment)
+      return React.createElement(
+        React.Fragment,
+        "key" in given ? { key: String(given.key) } : null,
+        ...(safeChildren as React.ReactNode[]),
+      );
+    if (trusted.has(type) || (typeof type === "object" && type !== null && blessed.has(type))) {
+      const kitProps: Props = {};
+      for (const [name, value] of Object.entries(given))
+        if (name !== "ref")
+          kitProps[name] = isElementLike(value) || Array.isArray(value) ? sanitizeNode(value) : value;
+      return React.createElement(
+        type as React.FunctionComponent<Props>,
+        kitProps,
+        ...(safeChildren as React.ReactNode[]),
+      );
+    }
+    if (typeof type === "function") {
+      const { ref: _ref, ...rest } = given;
+      return React.createElement(
+        wrapComponent(type as AnyFunction),
+        rest,
+        ...(safeChildren as React.ReactNode[]),
+      );
+    }
+    return null;
+  }
+
+  const memo = (component: unknown, compare?: unknown) => {
+    if (typeof component !== "function") throw new TypeError("memo() takes a function component");
+    const type = React.memo(
+      wrapComponent(component as AnyFunction),
+      typeof compare === "function" ? (compare as (a: Props, b: Props) => boolean) : undefined,
+    );
+    blessed.add(type);
+    return type;
+  };
+
+  const react = {
+    createElement,
+    Fragment: React.Fragment,
+    memo,
+    useState: React.useState,
+    useReducer: React.useReducer,
+    useEffect: React.useEffect,
+    useLayoutEffect: React.useLayoutEffect,
+    useMemo: React.useMemo,
+    useCallback: React.useCallback,
+    // A ref object is harmless on its own: no element can receive it, so it never holds a DOM node.
+    useRef: React.useRef,
+    useId: React.useId,
+    useTransition: React.useTransition,
+    useDeferredValue: React.useDeferredValue,
+  };
+  return { react: { ...react, default: react }, wrapComponent };
+}
