@@ -4,7 +4,7 @@
  * runMolmesh; this file only hands it the real process.
  */
 import process from "node:process";
-import { createReadlineTerminal } from "./create-readline-terminal.ts";
+import { createReadlineTerminal } from "./cli-io.ts";
 import { runMolmesh } from "./run-molmesh.ts";
 
 // `molmesh items … | head` closes the pipe early; that is the reader's choice, not an error to print.

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { REPO_ROOT } from "./repo-paths.ts";
+import { REPO_ROOT } from "./resolve-local-models.ts";
 
 export interface EdgeSettings {
   port: number;

@@ -5,11 +5,15 @@
 import type { ChildProcess } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { FIXTURE_MODEL_PATH, LOCAL_MODELS_DIR, REPO_ROOT } from "./repo-paths.ts";
+import {
+  FIXTURE_MODEL_PATH,
+  LOCAL_MODELS_DIR,
+  REPO_ROOT,
+  resolveLocalModels,
+} from "./resolve-local-models.ts";
 import { LOCAL_NATS_CONFIG, spawnNatsServer } from "./spawn-nats-server.ts";
 import { createPullProgress } from "../cli/create-pull-progress.ts";
 import { readLocalHarness } from "./read-local-harness.ts";
-import { resolveLocalModels } from "./resolve-local-models.ts";
 import { spawnEdge, type EdgeProcess } from "./spawn-edge.ts";
 import { spawnGpuNode } from "./spawn-gpu-node.ts";
 import { DEFAULT_BASE_MODEL } from "../../gpu-nodes/tools/models/model-catalog.ts";

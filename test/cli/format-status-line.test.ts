@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatStatusLine } from "../../infra/cli/format-status-line.ts";
-import { itemSchema } from "../../infra/cli/item-schema.ts";
-import { responseSchema } from "../../infra/cli/response-schema.ts";
+import { formatStatusLine } from "../../infra/cli/format-turns.ts";
+import { itemSchema, responseSchema } from "../../infra/cli/mesh-client.ts";
 import { molSchema, type TurnMol } from "../../schema/api/mol.ts";
 import { formatChatCompletion } from "../../workers/src/api/format/format-chat-completion.ts";
 import { formatTurnItems } from "../../workers/src/api/format/format-item.ts";

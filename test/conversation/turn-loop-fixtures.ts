@@ -10,9 +10,9 @@ import {
   type SummaryResult,
   type Usage,
 } from "../../schema/wire/v1/index.ts";
-import type { HopClient } from "../../workers/src/gpu/hop-client.ts";
-import type { HopCallOptions } from "../../workers/src/gpu/hop-transport.ts";
-import type { AnswerStreamPart } from "../../workers/src/gpu/answer-stream.ts";
+import type { HopClient } from "../../schema/wire/client/hop-client.ts";
+import type { HopCallOptions } from "../../schema/wire/client/hop-transport.ts";
+import type { AnswerStreamPart } from "../../schema/wire/client/answer-stream.ts";
 import type { TurnCharge, UsageMeter } from "../../workers/src/conversation/charge-turn.ts";
 import type {
   ConversationMeta,

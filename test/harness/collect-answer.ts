@@ -1,7 +1,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { WIRE_VERSION, type AnswerRequestInput, type FinishPart } from "../../schema/wire/v1/index.ts";
-import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
-import type { HopCallOptions } from "../../workers/src/gpu/hop-client.ts";
+import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import type { HopCallOptions } from "../../schema/wire/client/hop-client.ts";
 
 export interface CollectedAnswer {
   deltas: string[];

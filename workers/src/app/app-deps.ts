@@ -1,7 +1,7 @@
 import type { ConversationIndex } from "../conversation/conversation-index.ts";
 import type { TenantLimiter } from "../limits/tenant-limits.ts";
 import type { ConversationDirectory } from "../conversation/conversation-rpc.ts";
-import type { FleetHealth } from "../fleet/fleet-health.ts";
+import type { FleetHealth } from "../fleet/fleet-view.ts";
 import type { GenuiComponentStore } from "../genui/genui-component-store.ts";
 import type { Principal } from "../tenancy/api-key-scope.ts";
 import type { TenantStore } from "../tenancy/tenant-store.ts";

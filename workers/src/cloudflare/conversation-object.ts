@@ -3,7 +3,7 @@ import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
 import { hashHarness } from "../../../schema/harness/content-hash.ts";
 import { createHarnessResolver, parseHarnessOverlay } from "../../../schema/harness/harness-config.ts";
 import { readServedModel } from "../fleet/read-served-model.ts";
-import { createNatsHopClient } from "../gpu/hop-client.ts";
+import { createNatsHopClient } from "../../../schema/wire/client/hop-client.ts";
 import { DEFAULT_FLEET_STALE_MS, createFleetPlacement } from "../fleet/create-fleet-placement.ts";
 import {
   startTurnRequestSchema,

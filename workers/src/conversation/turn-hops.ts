@@ -6,7 +6,7 @@ import {
   toWireErrorPayload,
   type StartPart,
 } from "../../../schema/wire/v1/index.ts";
-import type { HopClient } from "../gpu/hop-client.ts";
+import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
 import type { SamplingOverrides } from "./conversation-rpc.ts";
 import { placeHop, type HopPlacement } from "./place-hop.ts";
 

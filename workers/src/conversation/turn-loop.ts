@@ -17,7 +17,7 @@
  * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
  */
 import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
-import { replayTurnParts } from "../api/sse/replay-turn-parts.ts";
+import { replayTurnParts } from "./replay-turn-parts.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { TurnQueue } from "../lib/turn-queue.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";

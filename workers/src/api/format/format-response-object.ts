@@ -6,8 +6,7 @@ import {
   type OutputTextPart,
   type ItemStatus,
 } from "./format-item.ts";
-import { formatMol } from "./format-mol.ts";
-import { readModelName } from "./read-model-name.ts";
+import { formatMol, readModelName } from "./format-mol.ts";
 import { sumCriticalPathUsage } from "./sum-critical-path-usage.ts";
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";

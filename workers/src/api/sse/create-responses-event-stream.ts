@@ -1,7 +1,7 @@
 import type { TurnRecord, TurnStreamPart } from "../../conversation/turn-record.ts";
 import type { ResponseFormatOptions } from "../format/format-response-object.ts";
 import { createPartSseStream, type SseStreamOptions } from "./create-part-sse-stream.ts";
-import { replayTurnParts } from "./replay-turn-parts.ts";
+import { replayTurnParts } from "../../conversation/replay-turn-parts.ts";
 import { ResponsesEventEncoder } from "./responses-event-encoder.ts";
 
 export type ResponsesEventStreamOptions = ResponseFormatOptions & SseStreamOptions;

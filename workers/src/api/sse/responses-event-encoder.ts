@@ -9,7 +9,7 @@ import {
 } from "../format/format-response-object.ts";
 import { describeEarlyEnd, describeSourceFailure, describeTurnError } from "./describe-stream-failure.ts";
 import { encodeSseEvent } from "./encode-sse.ts";
-import type { PartEncoder } from "./part-encoder.ts";
+import type { PartEncoder } from "./create-part-sse-stream.ts";
 
 const OUTPUT_INDEX = 0;
 const CONTENT_INDEX = 0;

@@ -1,4 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
+import { formatModelList } from "../../api/format/format-model-list.ts";
 import type { AppEnv } from "../app-deps.ts";
 
 /** `GET /healthz`: 200 only when NATS is reachable and at least one GPU node is live. */
@@ -21,4 +23,9 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
       healthy ? 200 : 503,
     );
   });
+}
+
+/** `GET /v1/models`: `mol` (routed per turn) and `mol:<label>` for each specialist. */
+export function registerModelRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.get("/v1/models", (c) => c.json(formatModelList(DEFAULT_HARNESS.router.labels)));
 }

@@ -9,7 +9,7 @@ import {
   buildCancelSubject,
   encodeWireMessage,
   type Hop,
-} from "../../../schema/wire/v1/index.ts";
+} from "../v1/index.ts";
 
 // What every hop does on NATS whatever its reply shape: per-call options, the NATS → wire error mapping, and
 // cancelling the hop on the node when the caller gives up.

@@ -1,16 +1,11 @@
-import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
-import type { TurnRecord } from "../conversation/turn-record.ts";
-import { sha256Hex } from "../../../schema/harness/content-hash.ts";
-import { mapTurnErrorToApiError, toPublicError } from "../api/errors/api-error.ts";
-import { formatMol } from "../api/format/format-mol.ts";
+import type { WebhookEventType } from "../../../../schema/db/webhook-tables.ts";
+import type { TurnRecord } from "../../conversation/turn-record.ts";
+import { sha256Hex } from "../../../../schema/harness/content-hash.ts";
+import { mapTurnErrorToApiError, toPublicError } from "../errors/api-error.ts";
+import { formatMol } from "./format-mol.ts";
+import type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
 
-/** An outbound event: `body` is what every attempt to every endpoint sends, byte for byte. */
-export interface WebhookEvent {
-  /** `msg_…`: the Standard Webhooks `webhook-id`, the same on every attempt. */
-  id: string;
-  type: WebhookEventType;
-  body: string;
-}
+export type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
 
 /** Answers longer than this travel as a link to the assistant item rather than inline. */
 export const MAX_INLINE_ANSWER_CHARS = 16_384;

@@ -17,7 +17,7 @@ import {
   type SummaryRequestInput,
   type SummaryResult,
   type WireVersion,
-} from "../../../schema/wire/v1/index.ts";
+} from "../v1/index.ts";
 import { streamAnswer, type AnswerStreamPart } from "./answer-stream.ts";
 import { DEFAULT_REPLY_GRACE_MS, mapNatsError, watchHopAbort, type HopCallOptions } from "./hop-transport.ts";
 

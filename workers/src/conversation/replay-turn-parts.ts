@@ -1,4 +1,4 @@
-import type { TurnRecord, TurnStreamPart } from "../../conversation/turn-record.ts";
+import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
 
 /**
  * A stored, finished turn as the parts a live one streams, so an idempotent replay goes through the same
