@@ -18,6 +18,8 @@ import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
 import { decodeTurnRequest } from "./turn-paths.ts";
 import type { Env } from "./env.ts";
 import { ConversationWebhooks } from "./conversation-webhooks.ts";
+import { TurnTraces } from "./turn-traces.ts";
+import { ensureEdgeTracing } from "./edge-tracing.ts";
 
 /** A node that has not sent its `start` part by then is taken as hung; the hop goes to another node. */
 const DEFAULT_HOP_FIRST_PART_TIMEOUT_MS = 3_000;
@@ -40,14 +42,20 @@ export class ConversationObject
   readonly #webhooks: ConversationWebhooks;
   readonly #deps: TurnLoopDeps;
   readonly #turns: ConversationTurns;
+  readonly #traces = new TurnTraces();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    ensureEdgeTracing(env);
     this.#store = new DrizzleConversationStore(ctx.storage, () => Date.now());
     this.#nats = connectNatsFromEnv(env, `molmesh-edge-conversation-${ctx.id.toString().slice(0, 12)}`);
     this.#webhooks = new ConversationWebhooks(ctx, env);
     this.#deps = {
-      hops: createNatsHopClient(() => this.#nats.get(), env.MOL_SUBJECT_PREFIX),
+      hops: createNatsHopClient(
+        () => this.#nats.get(),
+        env.MOL_SUBJECT_PREFIX,
+        (hopRequestId) => this.#traces.ofHop(hopRequestId),
+      ),
       placement: createFleetPlacement({
         connection: () => this.#nats.get(),
         staleAfterMs: readMs(env.MOL_FLEET_STALE_MS, DEFAULT_FLEET_STALE_MS),
@@ -129,10 +137,13 @@ export class ConversationObject
         },
       );
     }
+    // The turn's hops carry the HTTP request's id and trace to the node (its logs and spans).
+    const trace = TurnTraces.read(request);
+    const newTurnId = () => this.#traces.track(this.#deps.newTurnId(), trace);
     const result =
       decoded.kind === "stored"
-        ? this.#turns.startTurn(decoded.request)
-        : startStatelessTurn(this.#deps, decoded.request);
+        ? this.#turns.startTurn(decoded.request, newTurnId())
+        : startStatelessTurn({ ...this.#deps, newTurnId }, decoded.request);
     if (!result.ok) return Response.json(result.refusal, { status: result.refusal.status });
     return new Response(result.stream, { headers: { "content-type": "application/x-ndjson" } });
   }

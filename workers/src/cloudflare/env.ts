@@ -43,4 +43,18 @@ export interface Env {
   MOL_WEBHOOK_SECRET_KEY?: string;
   /** How long a receiver gets to answer one attempt (default 15 s). */
   MOL_WEBHOOK_TIMEOUT_MS?: string;
+  /** "debug" adds request bodies to the request log lines; anything else (the default) keeps message text out. */
+  MOL_LOG_LEVEL?: string;
+  /**
+   * Workers Analytics Engine dataset for per-request data points (route, status, tenant, duration); bound in
+   * production (wrangler.toml `analytics_engine_datasets`), absent locally.
+   */
+  MOL_ANALYTICS?: AnalyticsEngineDataset;
+  /** OTLP/HTTP collector base URL (`/v1/traces` is appended); unset exports no spans. */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** The full traces URL, when it is not `<endpoint>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  /** `key=value,…` headers for the collector (a secret when it holds a token). */
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+  OTEL_SERVICE_NAME?: string;
 }
