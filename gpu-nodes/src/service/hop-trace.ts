@@ -32,7 +32,12 @@ export interface HopTrace {
  * Opens the hop's server span as a child of the edge's (W3C `traceparent` in the NATS headers), so one trace
  * runs client → edge → node. Without a traceparent the span starts a trace of its own.
  */
-export function startHopTrace(tracer: Tracer, hop: Hop, headers: MsgHdrs | undefined, nodeId: string): HopTrace {
+export function startHopTrace(
+  tracer: Tracer,
+  hop: Hop,
+  headers: MsgHdrs | undefined,
+  nodeId: string,
+): HopTrace {
   const parent = propagator.extract(ROOT_CONTEXT, headers, natsHeaderGetter);
   const edgeRequestId = natsHeaderGetter.get(headers, REQUEST_ID_HEADER) as string | undefined;
   const span = tracer.startSpan(

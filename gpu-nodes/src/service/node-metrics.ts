@@ -69,7 +69,8 @@ export class NodeMetrics {
       labelNames: ["adapter"],
       registers,
       collect() {
-        for (const s of source.engine.snapshot()) this.set({ adapter: s.adapter }, s.totalSlots - s.freeSlots);
+        for (const s of source.engine.snapshot())
+          this.set({ adapter: s.adapter }, s.totalSlots - s.freeSlots);
       },
     });
     new Gauge({
@@ -120,7 +121,11 @@ export interface MetricsServer {
 }
 
 /** Serves the registry as Prometheus text on `GET /metrics` (anything else is 404). */
-export async function startMetricsServer(registry: Registry, port: number, host: string): Promise<MetricsServer> {
+export async function startMetricsServer(
+  registry: Registry,
+  port: number,
+  host: string,
+): Promise<MetricsServer> {
   const server = createServer((req, res) => {
     if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");

@@ -120,7 +120,12 @@ export function serveHops(options: ServeHopsOptions): HopServer {
 async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise<void> {
   const { admission, inFlight, logger, nodeId, now } = options;
   const receivedAt = now();
-  const hopTrace = startHopTrace(options.tracer ?? trace.getTracer(NODE_TRACER_NAME), hop, msg.headers, nodeId);
+  const hopTrace = startHopTrace(
+    options.tracer ?? trace.getTracer(NODE_TRACER_NAME),
+    hop,
+    msg.headers,
+    nodeId,
+  );
   const stream = hop === "answer" ? createStreamWriter(msg) : undefined;
   let adapter = "unknown";
   let outcome = "ok";

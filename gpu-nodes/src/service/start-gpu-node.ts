@@ -1,4 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
+import type { Tracer } from "@opentelemetry/api";
 import type { Engine } from "../engine/engine.ts";
 import { Admission } from "./admission.ts";
 import { describeNodeStatus } from "./describe-node-status.ts";
@@ -30,6 +31,8 @@ export interface GpuNodeOptions {
   metricsPort?: number;
   /** Interface the metrics server listens on; default 127.0.0.1. */
   metricsHost?: string;
+  /** Hop spans go here; default: the globally registered provider's tracer. */
+  tracer?: Tracer;
 }
 
 export interface GpuNode {
@@ -64,10 +67,7 @@ export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
     await metricsServer?.close();
     throw error;
   });
-  options.logger.info(
-    { engine: options.engine.kind, metricsUrl: metricsServer?.url },
-    "gpu node serving",
-  );
+  options.logger.info({ engine: options.engine.kind, metricsUrl: metricsServer?.url }, "gpu node serving");
   let stopped: Promise<void> | undefined;
   return {
     nodeId: options.nodeId,

@@ -16,6 +16,7 @@ import { registerWebhookOpenApiPaths } from "./register-webhook-openapi-paths.ts
 import { registerInboundHookRoutes } from "./routes/inbound-hook-routes.ts";
 import { registerWebhookEndpointRoutes } from "./routes/webhook-endpoint-routes.ts";
 import { observeRequests } from "./observe-request.ts";
+import { limitWrites } from "./admit-turn.ts";
 import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
 
 /**
@@ -41,6 +42,14 @@ export function createApp(
     c.set("principal", principal);
     await next();
   });
+  for (const path of [
+    "/v1/conversations",
+    "/v1/conversations/*",
+    "/v1/webhook_endpoints",
+    "/v1/webhook_endpoints/*",
+  ]) {
+    app.use(path, limitWrites);
+  }
 
   registerHealthRoutes(app);
   registerModelRoutes(app);

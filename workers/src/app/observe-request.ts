@@ -47,7 +47,10 @@ export function observeRequests(
     const line = await describeRequest(c, requestId, started, telemetry.debug);
     const traceId = readTraceId(server.span);
     if (traceId) line.traceId = traceId;
-    server.end(line.errorCode ?? "ok", { "http.route": line.route, "http.response.status_code": line.status });
+    server.end(line.errorCode ?? "ok", {
+      "http.route": line.route,
+      "http.response.status_code": line.status,
+    });
     try {
       telemetry.write(line);
     } catch {

@@ -61,7 +61,8 @@ export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
       createRoute({
         method: "get",
         path,
-        description: "Public: only `status`. With the admin token as bearer: NATS, live nodes and their load.",
+        description:
+          "Public: only `status`. With the admin token as bearer: NATS, live nodes and their load.",
         responses: { 200: json("NATS reachable and a GPU node live"), 503: json("Not serving") },
       }),
     ),

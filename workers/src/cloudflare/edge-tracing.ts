@@ -17,7 +17,8 @@ let provider: TracerProvider | undefined;
 
 export function ensureEdgeTracing(env: Env): TracerProvider {
   if (provider) return provider;
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || otlpTracesUrl(env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  const endpoint =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || otlpTracesUrl(env.OTEL_EXPORTER_OTLP_ENDPOINT);
   provider = new TracerProvider({
     spanProcessors: endpoint
       ? [
@@ -66,7 +67,12 @@ class FetchOtlpSpanExporter implements SpanExporter {
       resourceSpans: [
         {
           resource: { attributes: toKeyValues(this.resource) },
-          scopeSpans: [{ scope: { name: spans[0]?.instrumentationScope.name ?? "molmesh-edge" }, spans: spans.map(toOtlpSpan) }],
+          scopeSpans: [
+            {
+              scope: { name: spans[0]?.instrumentationScope.name ?? "molmesh-edge" },
+              spans: spans.map(toOtlpSpan),
+            },
+          ],
         },
       ],
     };
@@ -80,7 +86,10 @@ class FetchOtlpSpanExporter implements SpanExporter {
         done({ code: response.ok ? ExportResultCode.SUCCESS : ExportResultCode.FAILED });
       },
       (error: unknown) =>
-        done({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) }),
+        done({
+          code: ExportResultCode.FAILED,
+          error: error instanceof Error ? error : new Error(String(error)),
+        }),
     );
   }
 
@@ -118,6 +127,7 @@ function toKeyValues(attributes: Attributes) {
 function toAnyValue(value: AttributeValue): object {
   if (Array.isArray(value)) return { arrayValue: { values: value.map((v) => ({ stringValue: String(v) })) } };
   if (typeof value === "boolean") return { boolValue: value };
-  if (typeof value === "number") return Number.isInteger(value) ? { intValue: value } : { doubleValue: value };
+  if (typeof value === "number")
+    return Number.isInteger(value) ? { intValue: value } : { doubleValue: value };
   return { stringValue: String(value) };
 }

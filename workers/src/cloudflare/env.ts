@@ -13,6 +13,8 @@ export interface Env {
   MOL_DEFAULT_RPM?: string;
   MOL_DEFAULT_TPM?: string;
   MOL_DEFAULT_MONTHLY_TOKENS?: string;
+  /** Writes that start no turn (conversations, webhook endpoints) per minute; default: MOL_DEFAULT_RPM's value. */
+  MOL_DEFAULT_WPM?: string;
   /** Comma-separated NATS WebSocket URLs. */
   MOL_NATS_WS_URL: string;
   MOL_SUBJECT_PREFIX?: string;

@@ -55,8 +55,7 @@ export function createNatsHopClient(
   };
   return {
     route: async (input, options) => requestRoute(await connection(), input, withPrefix(input, options)),
-    summary: async (input, options) =>
-      requestSummary(await connection(), input, withPrefix(input, options)),
+    summary: async (input, options) => requestSummary(await connection(), input, withPrefix(input, options)),
     async *answer(input, options) {
       yield* streamAnswer(await connection(), input, withPrefix(input, options));
     },

@@ -1,4 +1,9 @@
-import { errors as natsErrors, headers as natsHeaders, type MsgHdrs, type NatsConnection } from "@nats-io/nats-core";
+import {
+  errors as natsErrors,
+  headers as natsHeaders,
+  type MsgHdrs,
+  type NatsConnection,
+} from "@nats-io/nats-core";
 import {
   CancelledError,
   DeadlineExceededError,
