@@ -23,7 +23,6 @@ export { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
 
 function resolveDeps(env: unknown, request: { trace: HopTraceContext }): AppDeps {
   const bindings = env as Env;
-  ensureEdgeTracing(bindings);
   const tenantStore = createD1TenantStore(bindings.DB);
   return {
     // A conversation's object is named under its tenant: another tenant's key can never reach it.
@@ -78,4 +77,12 @@ function createTelemetry(env: Env): RequestTelemetry {
   };
 }
 
-export default createApp(resolveDeps);
+const app = createApp(resolveDeps);
+
+export default {
+  // The tracer provider must exist before the app opens the request's span; env only arrives with a request.
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+    ensureEdgeTracing(env);
+    return app.fetch(request, env, ctx);
+  },
+} satisfies ExportedHandler<Env>;
