@@ -15,6 +15,8 @@ export async function admitTurn(c: Context<AppEnv>): Promise<RateLimitHeaders> {
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** Resources whose writes start no turn; /v1/responses and /v1/chat/completions are admitted as turns. */
+const WRITE_LIMITED = /^\/v1\/(conversations|webhook_endpoints)(\/|$)/;
 
 /**
  * Rate-limits the writes that start no turn (conversations, webhook endpoints) on the tenant's writes bucket,
@@ -22,7 +24,7 @@ const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * turn, it stored nothing, so it costs nothing.
  */
 export const limitWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (!WRITE_METHODS.has(c.req.method)) return next();
+  if (!WRITE_METHODS.has(c.req.method) || !WRITE_LIMITED.test(c.req.path)) return next();
   const limiter = c.var.deps.limits(c.var.tenantId);
   const admission = await limiter.admitWrite();
   if (!admission.ok) throw toRateLimitError(admission);
