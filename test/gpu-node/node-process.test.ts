@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NODE_STATUS_BUCKET, WIRE_VERSION, buildNodeStatusKey } from "../../schema/wire/v1/index.ts";
 import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
+import { findFreePort } from "../harness/free-port.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 
 let nats: NatsServerHandle;
@@ -95,5 +96,26 @@ describe("the GPU node process", () => {
     await expect
       .poll(async () => (await kv.get(buildNodeStatusKey("proc-b")))?.operation ?? "gone", { timeout: 6_000 })
       .toBe("gone");
+  });
+
+  it("prints its metrics URL and serves Prometheus text there when MOL_METRICS_PORT is set", async () => {
+    const port = await findFreePort();
+    const child = spawnNode({ ...nodeEnv("proc-m"), MOL_METRICS_PORT: String(port) });
+    const url = `http://127.0.0.1:${port}/metrics`;
+    await waitForOutput(child, `molmesh gpu node proc-m metrics ${url}`);
+    await requestRoute(client, {
+      version: WIRE_VERSION,
+      type: "route",
+      requestId: "proc-metrics-route",
+      conversationId: "proc-m",
+      view: "user: hello\nlabel:",
+      timeoutMs: 10_000,
+    });
+    const text = await (await fetch(url)).text();
+    expect(text).toMatch(/^molmesh_hops_total\{[^}]*hop="route"[^}]*outcome="ok"[^}]*\} 1$/m);
+    expect(text).toContain('node_id="proc-m"');
+    expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+    child.kill("SIGTERM");
+    expect(await exitCode(child)).toBe(0);
   });
 });
