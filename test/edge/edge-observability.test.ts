@@ -1,16 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RequestLogLine } from "../../workers/src/app/request-telemetry.ts";
 import { TEST_ADMIN_TOKEN, TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
+import { startOtlpReceiver, type OtlpReceiver } from "../harness/start-otlp-receiver.ts";
 
 let mesh: TestMesh;
+let collector: OtlpReceiver;
 
 beforeAll(async () => {
   // spawnEdge runs wrangler at `warn` by default, which hides the Worker's console.log (the 2xx lines).
   process.env.MOL_EDGE_LOG_LEVEL = "log";
-  mesh = await startTestMesh({ adminToken: TEST_ADMIN_TOKEN });
+  collector = await startOtlpReceiver();
+  mesh = await startTestMesh({
+    adminToken: TEST_ADMIN_TOKEN,
+    edgeVars: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+  });
 }, 180_000);
 afterAll(async () => {
   await mesh?.stop();
+  await collector?.close();
 });
 
 const CLIENT_TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
@@ -74,6 +81,28 @@ describe("edge request logs and traces", () => {
       expect.arrayContaining(["route", "answer"]),
     );
     for (const hop of hops) expect(hop.fields).toMatchObject({ traceId: CLIENT_TRACE_ID });
+
+    // With OTEL_EXPORTER_OTLP_ENDPOINT set the edge exports its spans: the request's, under the client's span,
+    // and one per hop under the request's.
+    await expect
+      .poll(() =>
+        collector
+          .spans()
+          .filter((s) => s.traceId === CLIENT_TRACE_ID)
+          .map((s) => s.name),
+      )
+      .toEqual(expect.arrayContaining(["POST /v1/responses", "hop route", "hop answer"]));
+    const traced = collector.spans().filter((s) => s.traceId === CLIENT_TRACE_ID);
+    const server = traced.find((s) => s.name === "POST /v1/responses");
+    expect(server).toMatchObject({ service: "molmesh-edge", parentSpanId: "b7ad6b7169203331" });
+    expect(server?.attributes).toMatchObject({
+      "http.route": "/v1/responses",
+      "http.response.status_code": 200,
+    });
+    for (const hop of traced.filter((s) => s.name.startsWith("hop "))) {
+      expect(hop.parentSpanId).toBe(server?.spanId);
+      expect(hop.attributes).toMatchObject({ "molmesh.request_id": requestId, "molmesh.outcome": "ok" });
+    }
 
     const all = mesh.edgeLogs.join("\n");
     expect(all).not.toContain(TEST_API_KEY);
