@@ -6,6 +6,7 @@ import { NODE_STATUS_BUCKET, WIRE_VERSION, buildNodeStatusKey } from "../../sche
 import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
 import { findFreePort } from "../harness/free-port.ts";
+import { startOtlpReceiver } from "../harness/start-otlp-receiver.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 
 let nats: NatsServerHandle;
@@ -117,5 +118,39 @@ describe("the GPU node process", () => {
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
     child.kill("SIGTERM");
     expect(await exitCode(child)).toBe(0);
+  });
+
+  it("exports hop spans over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, in the caller's trace", async () => {
+    const collector = await startOtlpReceiver();
+    try {
+      const child = spawnNode({ ...nodeEnv("proc-t"), OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+      await waitForOutput(child, "molmesh gpu node proc-t ready");
+      const traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
+      await requestRoute(
+        client,
+        {
+          version: WIRE_VERSION,
+          type: "route",
+          requestId: "proc-traced-route",
+          conversationId: "proc-t",
+          view: "user: hello\nlabel:",
+          timeoutMs: 10_000,
+        },
+        { trace: { requestId: "req_proc", traceparent: `00-${traceId}-00f067aa0ba902b7-01` } },
+      );
+      // SIGTERM flushes the batch before exit.
+      child.kill("SIGTERM");
+      expect(await exitCode(child)).toBe(0);
+      const span = collector.spans().find((s) => s.traceId === traceId && s.name === "hop route");
+      expect(span).toMatchObject({ service: "molmesh-gpu-node" });
+      expect(span?.attributes).toMatchObject({
+        "molmesh.request_id": "req_proc",
+        "molmesh.node_id": "proc-t",
+      });
+      // The parent is the caller's hop span (this process's no-op tracer passes the traceparent's own span on).
+      expect(span?.parentSpanId).toBe("00f067aa0ba902b7");
+    } finally {
+      await collector.close();
+    }
   });
 });
