@@ -32,7 +32,8 @@ describe("the edge over a real GPU node", () => {
     const health = await fetch(`${mesh.edge.url}/healthz`);
     expect(health.status).toBe(200);
     expect(health.headers.get("x-request-id")).toMatch(/^req_/);
-    expect(await health.json()).toMatchObject({ status: "ok", live_nodes: 1 });
+    // Public: whether the edge serves, never which nodes or how loaded (edge-observability.test.ts: details).
+    expect(await health.json()).toEqual({ status: "ok" });
     const openapi = (await (await fetch(`${mesh.edge.url}/openapi.json`)).json()) as {
       paths: Record<string, unknown>;
     };

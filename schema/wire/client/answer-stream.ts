@@ -13,7 +13,9 @@ import {
 } from "../v1/index.ts";
 import {
   DEFAULT_REPLY_GRACE_MS,
+  hopOutcome,
   mapNatsError,
+  startHopSpan,
   publishCancel,
   watchHopAbort,
   type HopCallOptions,
@@ -37,6 +39,8 @@ export async function* streamAnswer(
   signal?.throwIfAborted();
 
   const abort = watchHopAbort(nc, "answer", request.requestId, signal, options.subjectPrefix);
+  const { span, headers } = startHopSpan("answer", request.requestId, subject, options.trace);
+  let outcome = "cancelled";
 
   let replies: AsyncIterable<Msg> | undefined;
   let iterator: AsyncIterator<Msg> | undefined;
@@ -47,6 +51,7 @@ export async function* streamAnswer(
         strategy: "sentinel",
         // requestMany's maxWait silently ends the iterator: it must cover the whole generation.
         maxWait: request.timeoutMs + DEFAULT_REPLY_GRACE_MS,
+        headers,
       })
       .catch((error: unknown) => {
         throw mapNatsError(error, subject);
@@ -76,11 +81,16 @@ export async function* streamAnswer(
         throw rebuildWireError(part.error);
       }
       ended = part.type === "finish";
+      if (ended) outcome = "ok";
       yield part;
       if (ended) return;
     }
+  } catch (error) {
+    outcome = hopOutcome(error);
+    throw error;
   } finally {
     abort.dispose();
+    span.end(outcome);
     // Whatever stopped us early (a consumer that broke off, a gap, our own deadline), the node must stop too.
     if (!ended && !signal?.aborted)
       publishCancel(nc, request.requestId, "requester stopped reading", options.subjectPrefix);

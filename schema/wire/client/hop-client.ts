@@ -12,6 +12,7 @@ import {
   type AnswerRequestInput,
   type ErrorReply,
   type Hop,
+  type HopTraceContext,
   type RouteRequestInput,
   type RouteResult,
   type SummaryRequestInput,
@@ -19,7 +20,14 @@ import {
   type WireVersion,
 } from "../v1/index.ts";
 import { streamAnswer, type AnswerStreamPart } from "./answer-stream.ts";
-import { DEFAULT_REPLY_GRACE_MS, mapNatsError, watchHopAbort, type HopCallOptions } from "./hop-transport.ts";
+import {
+  DEFAULT_REPLY_GRACE_MS,
+  hopOutcome,
+  mapNatsError,
+  startHopSpan,
+  watchHopAbort,
+  type HopCallOptions,
+} from "./hop-transport.ts";
 
 export type { AnswerStreamPart } from "./answer-stream.ts";
 export type { HopCallOptions } from "./hop-transport.ts";
@@ -31,17 +39,25 @@ export interface HopClient {
   summary(input: SummaryRequestInput, options?: HopCallOptions): Promise<SummaryResult>;
 }
 
-/** Hops over NATS; the connection is resolved per call so a reconnecting or replaced connection is picked up. */
+/**
+ * Hops over NATS; the connection is resolved per call so a reconnecting or replaced connection is picked up.
+ * `traceOf` names the HTTP request a hop serves (looked up by the hop's own request id), for callers that cannot
+ * pass {@link HopCallOptions.trace} themselves.
+ */
 export function createNatsHopClient(
   connection: () => Promise<NatsConnection>,
   subjectPrefix?: string,
+  traceOf?: (hopRequestId: string) => HopTraceContext | undefined,
 ): HopClient {
-  const withPrefix = (options?: HopCallOptions): HopCallOptions => ({ subjectPrefix, ...options });
+  const withPrefix = (input: { requestId: string }, options?: HopCallOptions): HopCallOptions => {
+    const trace = options?.trace ?? traceOf?.(input.requestId);
+    return { subjectPrefix, ...options, ...(trace ? { trace } : {}) };
+  };
   return {
-    route: async (input, options) => requestRoute(await connection(), input, withPrefix(options)),
-    summary: async (input, options) => requestSummary(await connection(), input, withPrefix(options)),
+    route: async (input, options) => requestRoute(await connection(), input, withPrefix(input, options)),
+    summary: async (input, options) => requestSummary(await connection(), input, withPrefix(input, options)),
     async *answer(input, options) {
-      yield* streamAnswer(await connection(), input, withPrefix(options));
+      yield* streamAnswer(await connection(), input, withPrefix(input, options));
     },
   };
 }
@@ -77,10 +93,13 @@ async function requestSingleReplyHop<Req extends HopRequest, Res extends { type:
   const subject = options.subject ?? buildHopSubject(hop, options.subjectPrefix);
   options.signal?.throwIfAborted();
   const abort = watchHopAbort(nc, hop, request.requestId, options.signal, options.subjectPrefix);
+  const { span, headers } = startHopSpan(hop, request.requestId, subject, options.trace);
+  let outcome = "ok";
   try {
     const msg = await Promise.race([
       nc.request(subject, encodeWireMessage(request), {
         timeout: request.timeoutMs + DEFAULT_REPLY_GRACE_MS,
+        headers,
       }),
       abort.aborted,
     ]).catch((error: unknown) => {
@@ -89,7 +108,11 @@ async function requestSingleReplyHop<Req extends HopRequest, Res extends { type:
     const reply = decodeWireMessage(replySchema, msg.data, "reply");
     if (reply.type === "error") throw rebuildWireError((reply as ErrorReply).error);
     return reply as Res;
+  } catch (error) {
+    outcome = hopOutcome(error);
+    throw error;
   } finally {
     abort.dispose();
+    span.end(outcome);
   }
 }

@@ -1,4 +1,9 @@
-import { errors as natsErrors, type NatsConnection } from "@nats-io/nats-core";
+import {
+  errors as natsErrors,
+  headers as natsHeaders,
+  type MsgHdrs,
+  type NatsConnection,
+} from "@nats-io/nats-core";
 import {
   CancelledError,
   DeadlineExceededError,
@@ -8,8 +13,13 @@ import {
   WIRE_VERSION,
   buildCancelSubject,
   encodeWireMessage,
+  REQUEST_ID_HEADER,
+  TRACEPARENT_HEADER,
+  TRACESTATE_HEADER,
   type Hop,
+  type HopTraceContext,
 } from "../v1/index.ts";
+import { injectTraceContext, startEdgeSpan, type EndableSpan } from "./trace-context.ts";
 
 // What every hop does on NATS whatever its reply shape: per-call options, the NATS → wire error mapping, and
 // cancelling the hop on the node when the caller gives up.
@@ -30,6 +40,38 @@ export interface HopCallOptions {
   firstPartTimeoutMs?: number;
   /** Answer hop: the longest silence between two parts once streaming; past it the node is taken as lost. */
   stallTimeoutMs?: number;
+  /** The HTTP request this hop serves: its id and trace go to the node as NATS headers, for its logs and spans. */
+  trace?: HopTraceContext;
+}
+
+/**
+ * Opens the hop's client span (a child of the request's trace) and the NATS headers that carry it and the edge's
+ * request id to the node. Without a trace the span starts one, so node logs still group by hop.
+ */
+export function startHopSpan(
+  hop: Hop,
+  requestId: string,
+  subject: string,
+  trace: HopTraceContext | undefined,
+): { span: EndableSpan; headers: MsgHdrs } {
+  const span = startEdgeSpan(`hop ${hop}`, "client", trace ?? {}, {
+    "molmesh.hop": hop,
+    "molmesh.hop_id": requestId,
+    "messaging.system": "nats",
+    "messaging.destination.name": subject,
+    ...(trace?.requestId ? { "molmesh.request_id": trace.requestId } : {}),
+  });
+  const headers = natsHeaders();
+  const carried = injectTraceContext(span.span);
+  if (trace?.requestId) headers.set(REQUEST_ID_HEADER, trace.requestId);
+  if (carried.traceparent) headers.set(TRACEPARENT_HEADER, carried.traceparent);
+  if (carried.tracestate) headers.set(TRACESTATE_HEADER, carried.tracestate);
+  return { span, headers };
+}
+
+/** The outcome a hop span records: `ok` or the wire error code. */
+export function hopOutcome(error: unknown): string {
+  return error instanceof MolWireError ? error.code : "engine_failure";
 }
 
 /** Turns a NATS client failure into the wire's typed errors, so callers branch on one error family. */

@@ -17,3 +17,4 @@ export * from "./summary-reply.ts";
 export * from "./stream-part.ts";
 export * from "./node-status.ts";
 export * from "./codec.ts";
+export * from "./trace-headers.ts";

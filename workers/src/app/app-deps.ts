@@ -8,6 +8,7 @@ import type { TenantStore } from "../tenancy/tenant-store.ts";
 import type { WebhookUrlPolicy } from "../webhooks/check-webhook-url.ts";
 import type { WebhookDeliveryLog } from "../webhooks/webhook-queue.ts";
 import type { WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
+import type { RequestTelemetry } from "./request-telemetry.ts";
 
 /** Everything the HTTP layer needs, injected per request by the runtime adapter (Cloudflare in production). */
 export interface AppDeps {
@@ -33,7 +34,9 @@ export interface AppDeps {
   /** MOL_GENUI_SANDBOX_ORIGIN: where component frames are served; unset on the local mesh (see genui-routes.ts). */
   genuiSandboxOrigin: string | undefined;
   /** Random id with a type prefix (`conv_…`). */
-  newId: (prefix: string) => string;
+  newId(prefix: string): string;
+  /** Where each request's log line goes; default: one JSON line on the console. */
+  telemetry?: RequestTelemetry;
 }
 
 export type AppEnv = {

@@ -16,21 +16,21 @@ import { registerInboundHookRoutes } from "./routes/inbound-hook-routes.ts";
 import { registerWebhookEndpointRoutes } from "./routes/webhook-endpoint-routes.ts";
 import { genuiOriginGuard, registerGenuiRoutes } from "./routes/genui-routes.ts";
 import { registerGenuiOpenApiPaths } from "./register-genui-openapi-paths.ts";
+import { observeRequests } from "./observe-request.ts";
+import { limitWrites } from "./admit-turn.ts";
+import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
 
 /**
  * The public API (OpenAI-compatible, under /v1). Runtime-agnostic: the adapter passes `resolveDeps`, which turns
- * the runtime's bindings into {@link AppDeps} per request.
+ * the runtime's bindings into {@link AppDeps} per request; `trace` is the request's id and W3C trace context, for
+ * whatever the deps send on (turn requests to a conversation, and so hops to a node).
  */
-export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<AppEnv> {
+export function createApp(
+  resolveDeps: (env: unknown, request: { trace: HopTraceContext }) => AppDeps,
+): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
 
-  app.use("*", async (c, next) => {
-    const requestId = `req_${crypto.randomUUID().replace(/-/g, "")}`;
-    c.set("requestId", requestId);
-    c.set("deps", resolveDeps(c.env));
-    await next();
-    c.res.headers.set("x-request-id", requestId);
-  });
+  app.use("*", observeRequests(resolveDeps));
   app.use("*", genuiOriginGuard);
 
   app.use("/v1/*", async (c, next) => {
@@ -44,6 +44,8 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
     c.set("principal", principal);
     await next();
   });
+  // One registration: in Hono `/x/*` also matches `/x`, so listing both would count a write twice.
+  app.use("/v1/*", limitWrites);
 
   registerHealthRoutes(app);
   registerModelRoutes(app);

@@ -2,17 +2,23 @@ import type { ConversationHandle, StartTurnResult, TurnRefusal } from "../conver
 import type { ConversationObject } from "./conversation-object.ts";
 
 import { STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
+import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
+import { toTraceHeaders } from "./turn-traces.ts";
 
 /**
  * A conversation object seen as a {@link ConversationHandle}: plain calls go over RPC; turns go over `fetch`, whose
  * streamed body carries client cancellation into the object (an RPC-returned stream does not, in workerd).
  */
-export function createConversationHandle(stub: DurableObjectStub<ConversationObject>): ConversationHandle {
+export function createConversationHandle(
+  stub: DurableObjectStub<ConversationObject>,
+  /** The HTTP request's id and trace, sent along so the turn's hops carry them to the node. */
+  trace: HopTraceContext = {},
+): ConversationHandle {
   const startOverFetch = async (path: string, body: unknown): Promise<StartTurnResult> => {
     const response = await stub.fetch(`https://conversation${path}`, {
       method: "POST",
       body: JSON.stringify(body),
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...toTraceHeaders(trace) },
     });
     if (response.ok && response.body) return { ok: true, stream: response.body };
     const refusal = (await response.json()) as TurnRefusal | { status: number; message: string };

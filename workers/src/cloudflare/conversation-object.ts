@@ -20,6 +20,8 @@ import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
 import { decodeTurnRequest } from "./turn-paths.ts";
 import type { Env } from "./env.ts";
 import { ConversationWebhooks } from "./conversation-webhooks.ts";
+import { TurnTraces } from "./turn-traces.ts";
+import { ensureEdgeTracing } from "./edge-tracing.ts";
 
 /** A node that has not sent its `start` part by then is taken as hung; the hop goes to another node. */
 const DEFAULT_HOP_FIRST_PART_TIMEOUT_MS = 3_000;
@@ -42,9 +44,11 @@ export class ConversationObject
   readonly #webhooks: ConversationWebhooks;
   readonly #deps: TurnLoopDeps;
   readonly #turns: ConversationTurns;
+  readonly #traces = new TurnTraces();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    ensureEdgeTracing(env);
     this.#store = new DrizzleConversationStore(ctx.storage, () => Date.now());
     this.#nats = connectNatsFromEnv(env, `molmesh-edge-conversation-${ctx.id.toString().slice(0, 12)}`);
     this.#webhooks = new ConversationWebhooks(ctx, env);
@@ -61,7 +65,11 @@ export class ConversationObject
     });
     const harnessHash = hashHarness(DEFAULT_HARNESS);
     this.#deps = {
-      hops: createNatsHopClient(() => this.#nats.get(), env.MOL_SUBJECT_PREFIX),
+      hops: createNatsHopClient(
+        () => this.#nats.get(),
+        env.MOL_SUBJECT_PREFIX,
+        (hopRequestId) => this.#traces.ofHop(hopRequestId),
+      ),
       placement,
       hopTimeouts: {
         firstPartMs: readMs(env.MOL_HOP_FIRST_PART_TIMEOUT_MS, DEFAULT_HOP_FIRST_PART_TIMEOUT_MS),
@@ -146,10 +154,13 @@ export class ConversationObject
         },
       );
     }
+    // The turn's hops carry the HTTP request's id and trace to the node (its logs and spans).
+    const trace = TurnTraces.read(request);
+    const newTurnId = () => this.#traces.track(this.#deps.newTurnId(), trace);
     const result =
       decoded.kind === "stored"
-        ? this.#turns.startTurn(decoded.request)
-        : startStatelessTurn(this.#deps, decoded.request);
+        ? this.#turns.startTurn(decoded.request, newTurnId())
+        : startStatelessTurn({ ...this.#deps, newTurnId }, decoded.request);
     if (!result.ok) return Response.json(result.refusal, { status: result.refusal.status });
     return new Response(result.stream, { headers: { "content-type": "application/x-ndjson" } });
   }
