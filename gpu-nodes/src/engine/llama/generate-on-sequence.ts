@@ -6,9 +6,12 @@ import {
   MolWireError,
 } from "../../../../schema/wire/v1/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
+import type { SampledChunk, SlotTokens } from "./slot-tokens.ts";
 
 export interface SequenceGeneration {
   sequence: LlamaContextSequence;
+  /** What the slot's tokens stand for, so a prompt that repeats the last answer reuses its sampled tokens. */
+  slotTokens: SlotTokens;
   grammar: LlamaGrammar | undefined;
   request: EngineGenerateRequest;
   now: () => number;
@@ -21,14 +24,24 @@ export interface SequenceGeneration {
  */
 export async function generateOnSequence({
   sequence,
+  slotTokens,
   grammar,
   request,
   now,
 }: SequenceGeneration): Promise<Omit<EngineGenerateResult, "queueMs">> {
   const model = sequence.model;
-  const promptTokens = model.tokenize(request.prompt, false, "trimLeadingSpace");
   const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
-  const fullPrompt: Token[] = bos == null ? promptTokens : [bos, ...promptTokens];
+  const start: Token[] = bos == null ? [] : [bos];
+  const plan = slotTokens.plan({
+    conversationId: request.conversationId,
+    prompt: request.prompt,
+    start,
+    held: sequence.contextTokens,
+    tokenize: (text) => model.tokenize(text, false, "trimLeadingSpace"),
+  });
+  const fullPrompt = plan.tokens;
+  // LlamaCompletion puts the BOS in front itself.
+  const promptTokens = fullPrompt.slice(start.length);
   const room = sequence.context.contextSize - fullPrompt.length;
   if (room < 1) {
     throw new ContextLengthExceededError(
@@ -45,6 +58,8 @@ export async function generateOnSequence({
   const maxTokens = Math.min(request.maxTokens, room);
   const started = now();
   let firstTokenAt: number | undefined;
+  const chunks: SampledChunk[] = [];
+  let pendingTokens: Token[] = [];
   try {
     const { response, metadata } = await new LlamaCompletion({
       contextSequence: sequence,
@@ -60,14 +75,19 @@ export async function generateOnSequence({
       stopOnAbortSignal: false,
       disableContextShift: true,
       contextShiftSize: 0,
-      onToken: () => {
+      onToken: (tokens) => {
         firstTokenAt ??= now();
+        pendingTokens = tokens;
       },
+      // LlamaCompletion hands out each chunk's tokens, then their text.
       onTextChunk: (chunk) => {
+        chunks.push({ tokens: pendingTokens, text: chunk });
+        pendingTokens = [];
         if (chunk.length > 0) request.onTextDelta?.(chunk);
       },
     });
     const ended = now();
+    slotTokens.retain(plan, chunks, sequence.contextTokens);
     const used = sequence.tokenMeter.diff(meterBefore);
     const prefillEnd = firstTokenAt ?? ended;
     return {
@@ -83,6 +103,7 @@ export async function generateOnSequence({
       decodeMs: ended - prefillEnd,
     };
   } catch (error) {
+    slotTokens.forget();
     if (request.signal.aborted) {
       const reason: unknown = request.signal.reason;
       throw reason instanceof MolWireError
