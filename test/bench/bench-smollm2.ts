@@ -21,9 +21,9 @@ import { describeBenchCommand } from "./describe-bench-command.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { measureKvBytesPerSlot } from "./measure-kv-bytes.ts";
 import { measureKvReuse, type KvReuseRow } from "./measure-kv-reuse.ts";
-import { measureRawDecode } from "./measure-raw-decode.ts";
+import { openRawDecoder, type RawDecodeRun } from "./measure-raw-decode.ts";
 import { renderAppendOnlyView } from "./render-naive-view.ts";
-import { renderSmollm2Report, type Smollm2Report } from "./render-smollm2-report.ts";
+import { renderSmollm2Report, type Smollm2Measured, type Smollm2Report } from "./render-smollm2-report.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 import { percentile, round } from "./stats.ts";
 
@@ -32,7 +32,8 @@ const TURNS = Number(process.env.MOL_BENCH_TURNS ?? 30);
 const ROUTES = Number(process.env.MOL_BENCH_ROUTES ?? 200);
 const DECODE_TOKENS = Number(process.env.MOL_BENCH_DECODE_TOKENS ?? 128);
 const CONTEXT_SIZE = 2048;
-const SLOTS = 2;
+// Three conversations per adapter at most (speed, greedy reuse, sampled reuse): none starts on another's slot.
+const SLOTS = 3;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
 const KNOBS = [
   "MOL_BENCH_MODEL",
@@ -74,9 +75,13 @@ async function main(): Promise<Smollm2Report> {
     node: { maxConcurrent: 16 },
   });
   const rssLoaded = rss();
+  const rawDecoder = await openRawDecoder({ modelPath, threads: THREADS, contextSize: CONTEXT_SIZE });
 
-  // 1. Prefill and decode per adapter, on a fresh slot, measured by the requester (over NATS) and by the engine.
-  const speed = [];
+  // 1. Prefill and decode per adapter, on a fresh slot, measured by the requester (over NATS) and by the engine;
+  // each right after by the physical limit, node-llama-cpp alone on one sequence generating as many tokens, so
+  // both halves of a pair see the same load on a shared machine (the node is idle meanwhile).
+  const speed: Smollm2Measured["speed"] = [];
+  const raw: RawDecodeRun[] = [];
   for (const adapter of DEFAULT_ADAPTER_IDS) {
     const answer = await collectTimedAnswer(
       t.client,
@@ -94,6 +99,7 @@ async function main(): Promise<Smollm2Report> {
       engineDecodeTokensPerSecond: round((usage.completionTokens - 1) / (timings.decodeMs / 1000), 1),
       firstTokenMs: round(answer.firstDeltaMs),
     });
+    raw.push(await rawDecoder.run(SPEED_PROMPT, usage.completionTokens));
     reportBenchProgress("speed", speed.length, DEFAULT_ADAPTER_IDS.length);
   }
 
@@ -131,27 +137,23 @@ async function main(): Promise<Smollm2Report> {
       }),
     );
   }
+  // The same conversation once more with sampled answers, which stray from the tokenizer's own split more often.
+  const sampledReuse = await measureKvReuse({
+    client: t.client,
+    adapter: "chat",
+    turns: TURNS,
+    conversationId: "reuse-sampled-chat",
+    renderView: (history, user) => renderAppendOnlyView("chat", history, user),
+    sampling: { temperature: 0.8, seed: 7 },
+  });
   const rssAfter = rss();
+  await rawDecoder.close();
   await t.stop();
   await nats.dispose();
 
-  // 4. The physical limit, after the node is gone so nothing else competes for the cores.
-  const raw = await measureRawDecode({
-    modelPath,
-    threads: THREADS,
-    contextSize: CONTEXT_SIZE,
-    prompt: SPEED_PROMPT,
-    completionTokens: Math.max(...speed.map((s) => s.completionTokens)),
-    runs: 3,
-  });
-  reportBenchProgress("raw baseline", 1, 1);
-  const rawDecode = percentile(
-    raw.map((r) => r.decodeTokensPerSecond),
-    50,
-  );
-  const nodeDecode = percentile(
-    speed.map((s) => s.decodeTokensPerSecond),
-    50,
+  const median = (values: readonly number[]) => percentile(values, 50);
+  const shares = speed.map(
+    (s, i) => s.decodeTokensPerSecond / (raw[i] as RawDecodeRun).decodeTokensPerSecond,
   );
   const total = (pick: (row: KvReuseRow) => number) => reuse.reduce((sum, row) => sum + pick(row), 0);
   return {
@@ -167,14 +169,16 @@ async function main(): Promise<Smollm2Report> {
     },
     speed,
     raw: {
-      runs: raw.map((r) => ({
+      runs: raw.map((r, i) => ({
+        after: (speed[i] as Smollm2Measured["speed"][number]).adapter,
         ...r,
         prefillTokensPerSecond: round(r.prefillTokensPerSecond, 1),
         decodeTokensPerSecond: round(r.decodeTokensPerSecond, 1),
+        nodeShareOfRaw: round(shares[i] as number, 3),
       })),
-      decodeTokensPerSecond: round(rawDecode, 1),
-      nodeDecodeTokensPerSecond: round(nodeDecode, 1),
-      nodeShareOfRaw: round(nodeDecode / rawDecode, 3),
+      decodeTokensPerSecond: round(median(raw.map((r) => r.decodeTokensPerSecond)), 1),
+      nodeDecodeTokensPerSecond: round(median(speed.map((s) => s.decodeTokensPerSecond)), 1),
+      nodeShareOfRaw: round(median(shares), 3),
     },
     route: {
       samples: routeMs.length,
@@ -187,6 +191,7 @@ async function main(): Promise<Smollm2Report> {
       warmP95Ms: round(percentile(warmFirstTokenMs, 95)),
     },
     reuse,
+    sampledReuse,
     reuseShareOfIdeal: round(total((r) => r.cachedPromptTokens) / total((r) => r.idealCachedTokens), 4),
     memory: {
       baseFileBytes: statSync(modelPath).size,

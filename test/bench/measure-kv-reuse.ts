@@ -25,6 +25,8 @@ export async function measureKvReuse(o: {
   conversationId: string;
   turns: number;
   renderView: (history: readonly BenchExchange[], user: string) => string;
+  /** Greedy by default; a sampled run draws tokens the tokenizer would not make of the answer's text more often. */
+  sampling?: { temperature: number; seed: number };
   onTurn?: (answer: TimedAnswer) => void;
 }): Promise<KvReuseRow> {
   const history: BenchExchange[] = [];
@@ -37,7 +39,7 @@ export async function measureKvReuse(o: {
     const answer = await collectTimedAnswer(
       o.client,
       answerInput(o.conversationId, o.adapter, o.renderView(history, user), {
-        sampling: { maxTokens: 16, temperature: 0 },
+        sampling: { maxTokens: 16, temperature: 0, ...o.sampling },
       }),
     );
     const { text, finish } = answer;

@@ -8,19 +8,21 @@ export interface RawDecodeRun {
   decodeTokensPerSecond: number;
 }
 
+export interface RawDecoder {
+  /** One greedy generation on a fresh sequence: stops after `completionTokens` or at end of generation. */
+  run(prompt: string, completionTokens: number): Promise<RawDecodeRun>;
+  close(): Promise<void>;
+}
+
 /**
  * The physical limit the node is measured against: node-llama-cpp alone, one sequence of the model, the
- * node's thread settings, greedy, no server, no NATS, no slot bookkeeping. Stops after `completionTokens`
- * (what the node generated for the same prompt) or at an end-of-generation token.
+ * node's thread settings, greedy, no server, no NATS, no slot bookkeeping.
  */
-export async function measureRawDecode(o: {
+export async function openRawDecoder(o: {
   modelPath: string;
   threads: number;
   contextSize: number;
-  prompt: string;
-  completionTokens: number;
-  runs: number;
-}): Promise<RawDecodeRun[]> {
+}): Promise<RawDecoder> {
   const llama = await getLlama({
     gpu: false,
     build: "never",
@@ -33,34 +35,35 @@ export async function measureRawDecode(o: {
     sequences: 1,
     threads: { ideal: o.threads, min: 1 },
   });
-  try {
-    const bos = model.tokens.shouldPrependBosToken && model.tokens.bos != null ? [model.tokens.bos] : [];
-    const prompt: Token[] = [...bos, ...model.tokenize(o.prompt, false, "trimLeadingSpace")];
-    const runs: RawDecodeRun[] = [];
-    for (let run = 0; run < o.runs; run++) {
+  const bos = model.tokens.shouldPrependBosToken && model.tokens.bos != null ? [model.tokens.bos] : [];
+  return {
+    async run(text, completionTokens) {
+      const prompt: Token[] = [...bos, ...model.tokenize(text, false, "trimLeadingSpace")];
       const sequence = context.getSequence();
-      const started = performance.now();
-      let firstAt = started;
-      let lastAt = started;
-      let generated = 0;
-      for await (const token of sequence.evaluate(prompt, { temperature: 0, yieldEogToken: true })) {
-        lastAt = performance.now();
-        if (generated === 0) firstAt = lastAt;
-        generated++;
-        if (generated >= o.completionTokens || model.isEogToken(token)) break;
+      try {
+        const started = performance.now();
+        let firstAt = started;
+        let lastAt = started;
+        let generated = 0;
+        for await (const token of sequence.evaluate(prompt, { temperature: 0, yieldEogToken: true })) {
+          lastAt = performance.now();
+          if (generated === 0) firstAt = lastAt;
+          generated++;
+          if (generated >= completionTokens || model.isEogToken(token)) break;
+        }
+        return {
+          promptTokens: prompt.length,
+          completionTokens: generated,
+          prefillTokensPerSecond: prompt.length / ((firstAt - started) / 1000),
+          decodeTokensPerSecond: (generated - 1) / ((lastAt - firstAt) / 1000),
+        };
+      } finally {
+        sequence.dispose();
       }
-      runs.push({
-        promptTokens: prompt.length,
-        completionTokens: generated,
-        prefillTokensPerSecond: prompt.length / ((firstAt - started) / 1000),
-        decodeTokensPerSecond: (generated - 1) / ((lastAt - firstAt) / 1000),
-      });
-      sequence.dispose();
-    }
-    return runs;
-  } finally {
-    await context.dispose();
-    await model.dispose();
-    await llama.dispose();
-  }
+    },
+    async close() {
+      await context.dispose();
+      await model.dispose();
+    },
+  };
 }
