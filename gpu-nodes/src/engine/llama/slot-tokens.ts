@@ -25,13 +25,13 @@ export interface PromptPlan {
 
 /**
  * What one KV slot's tokens stand for as text, so the next prompt can reuse them even where tokenising that
- * text again would split it differently. A view carries the previous answer as text; the sampled tokens are
- * rarely the tokenizer's own split of it (`"\n", "\n"` sampled, `"\n\n"` tokenised; SentencePiece's leading
+ * text again would split it differently. A view carries the previous answer as text; the sampled tokens are not
+ * always the tokenizer's own split of it (`"\n", "\n"` sampled where it makes `"\n\n"`; SentencePiece's leading
  * space on the first answer token, which the streamed text leaves out), and llama.cpp reuses KV only up to the
  * first differing token. So the slot remembers the boundaries where its tokens and the text agree: each prompt's
- * end and each streamed chunk. A prompt that starts with the text up to a boundary takes the slot's tokens up to
- * there and tokenises only the rest. Only text the node itself produced is trusted: a view that clips or edits
- * the answer matches up to the last boundary before the edit, and the rest is tokenised as text.
+ * end and each streamed chunk, the text being the node's own report of those tokens. A prompt that starts with
+ * the text up to a boundary takes the slot's tokens up to there and tokenises only the rest; a view that clips or
+ * edits the answer matches up to the last boundary before the edit, and the rest is tokenised as text.
  */
 export class SlotTokens {
   /** The conversation whose generation left the tokens: retained tokens are reused by it alone. */
