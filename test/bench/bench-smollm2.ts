@@ -31,6 +31,8 @@ const THREADS = Number(process.env.MOL_BENCH_THREADS ?? defaultThreadCount(avail
 const TURNS = Number(process.env.MOL_BENCH_TURNS ?? 30);
 const ROUTES = Number(process.env.MOL_BENCH_ROUTES ?? 200);
 const DECODE_TOKENS = Number(process.env.MOL_BENCH_DECODE_TOKENS ?? 128);
+/** Lines of filler before the question: what the cold prefill measures (12 ≈ 170 prompt tokens). */
+const PREFILL_LINES = Number(process.env.MOL_BENCH_PREFILL_LINES ?? 12);
 const CONTEXT_SIZE = 2048;
 // Three conversations per adapter at most (speed, greedy reuse, sampled reuse): none starts on another's slot.
 const SLOTS = 3;
@@ -41,12 +43,13 @@ const KNOBS = [
   "MOL_BENCH_TURNS",
   "MOL_BENCH_ROUTES",
   "MOL_BENCH_DECODE_TOKENS",
+  "MOL_BENCH_PREFILL_LINES",
 ];
 
 /** A prompt SmolLM2 keeps answering at length under greedy decoding, so every run decodes the full count. */
 const SPEED_PROMPT =
   "system: you are a helpful assistant.\n" +
-  "user: some context to prefill before the question. ".repeat(12) +
+  "user: some context to prefill before the question. ".repeat(PREFILL_LINES) +
   "\nuser: count from 1 to 500, one number per line.\nassistant: 1\n2\n3\n";
 
 async function main(): Promise<Smollm2Report> {

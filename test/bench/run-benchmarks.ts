@@ -25,10 +25,15 @@ interface BenchSpec {
 const BENCHES: readonly BenchSpec[] = [
   { name: "node", script: "bench-node.ts", smokeEnv: { MOL_BENCH_TURNS: "3", MOL_BENCH_ROUTES: "10" } },
   {
-    // About 40 s on the 2-core box with the model present; without it the section says it was skipped.
+    // Under a minute on the 2-core box with the model present; without it the section says it was skipped.
     name: "smollm2",
     script: "bench-smollm2.ts",
-    smokeEnv: { MOL_BENCH_TURNS: "3", MOL_BENCH_ROUTES: "10", MOL_BENCH_DECODE_TOKENS: "32" },
+    smokeEnv: {
+      MOL_BENCH_TURNS: "2",
+      MOL_BENCH_ROUTES: "6",
+      MOL_BENCH_DECODE_TOKENS: "16",
+      MOL_BENCH_PREFILL_LINES: "2",
+    },
   },
   {
     name: "edge",
