@@ -19,6 +19,7 @@ import {
 import { generateOnSequence } from "./generate-on-sequence.ts";
 import { describeServedModel } from "./tokenize-prompt.ts";
 import { SlotPool } from "./slot-pool.ts";
+import { SlotTokens } from "./slot-tokens.ts";
 
 export interface LlamaAdapterConfig {
   id: AdapterId;
@@ -44,10 +45,16 @@ export interface LlamaEngineOptions {
   fingerprintFile: (path: string) => Promise<string>;
 }
 
+/** One KV slot: a sequence of the adapter's context and what its tokens stand for. */
+interface LlamaSlot {
+  sequence: LlamaContextSequence;
+  tokens: SlotTokens;
+}
+
 interface AdapterRuntime {
   info: EngineAdapterInfo;
   context: LlamaContext;
-  pool: SlotPool<LlamaContextSequence>;
+  pool: SlotPool<LlamaSlot>;
 }
 
 /**
@@ -74,7 +81,10 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
           ? {}
           : { lora: { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] } }),
       });
-      const slots = Array.from({ length: options.slotsPerAdapter }, () => context.getSequence());
+      const slots = Array.from({ length: options.slotsPerAdapter }, () => ({
+        sequence: context.getSequence(),
+        tokens: new SlotTokens(),
+      }));
       runtimes.set(adapter.id, {
         info: {
           id: adapter.id,
@@ -119,7 +129,13 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       const lease = await runtime.pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
       try {
-        const result = await generateOnSequence({ sequence: lease.slot, grammar, request, now: options.now });
+        const result = await generateOnSequence({
+          sequence: lease.slot.sequence,
+          slotTokens: lease.slot.tokens,
+          grammar,
+          request,
+          now: options.now,
+        });
         return { ...result, queueMs };
       } finally {
         lease.release();
