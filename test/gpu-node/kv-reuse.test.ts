@@ -12,8 +12,10 @@ beforeAll(async () => {
   t = await startTestNode({ natsUrl: nats.url, models: inject("models"), engine: { slotsPerAdapter: 2 } });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 /** Token boundary between the previous view's end and the answer may re-tokenise: allow a few tokens. */
