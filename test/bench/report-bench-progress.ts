@@ -8,7 +8,9 @@ export interface BenchProgress {
 
 /** What the runner gets over IPC is whatever the child sent; only this shape is drawn. */
 export function isBenchProgress(message: unknown): message is BenchProgress {
-  return typeof message === "object" && message !== null && "type" in message && message.type === "bench-progress";
+  return (
+    typeof message === "object" && message !== null && "type" in message && message.type === "bench-progress"
+  );
 }
 
 /**

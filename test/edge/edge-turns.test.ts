@@ -131,7 +131,11 @@ describe("the edge over a real GPU node", () => {
       { role: "system", content: "be brief" },
       { role: "user", content: "hello" },
     ];
-    const plain = await client.chat.completions.create({ model: "mol:genui", messages, max_completion_tokens: 12 });
+    const plain = await client.chat.completions.create({
+      model: "mol:genui",
+      messages,
+      max_completion_tokens: 12,
+    });
     expect(plain.object).toBe("chat.completion");
     expect(plain.choices[0]?.message.content?.length).toBeGreaterThan(0);
     expect(plain.usage?.prompt_tokens).toBeGreaterThan(0);

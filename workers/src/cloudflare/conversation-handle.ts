@@ -16,7 +16,8 @@ export function createConversationHandle(stub: DurableObjectStub<ConversationObj
       headers: { "content-type": "application/json" },
     });
     // workerd types every body as ReadableStream<any>; a fetch body is bytes.
-    if (response.ok && response.body) return { ok: true, stream: response.body as ReadableStream<Uint8Array> };
+    if (response.ok && response.body)
+      return { ok: true, stream: response.body as ReadableStream<Uint8Array> };
     const refusal = objectErrorSchema.parse(await response.json());
     if (isTurnRefusal(refusal)) return { ok: false, refusal };
     // The object could not decode what this Worker sent: a bug on our side, never the client's.
@@ -34,10 +35,12 @@ export function createConversationHandle(stub: DurableObjectStub<ConversationObj
 }
 
 /** What the object answers a turn it did not start: a refusal (TurnRefusal), or a 400 with a message. */
-const objectErrorSchema = z.looseObject({ status: z.number(), code: z.string().optional(), message: z.string() });
+const objectErrorSchema = z.looseObject({
+  status: z.number(),
+  code: z.string().optional(),
+  message: z.string(),
+});
 
 function isTurnRefusal(body: z.infer<typeof objectErrorSchema>): body is TurnRefusal {
-  return (
-    (body.status === 404 || body.status === 409 || body.status === 422) && typeof body.code === "string"
-  );
+  return (body.status === 404 || body.status === 409 || body.status === 422) && typeof body.code === "string";
 }

@@ -103,7 +103,7 @@ export class ConversationObject
   startDetachedTurn(
     request: StartTurnRequest,
   ): Promise<{ ok: true; turnId: string } | { ok: false; refusal: TurnRefusal }> {
-    return this.#turns.startDetachedTurn(startTurnRequestSchema.parse(request));
+    return Promise.resolve(this.#turns.startDetachedTurn(startTurnRequestSchema.parse(request)));
   }
 
   async create(meta: ConversationMeta): Promise<ConversationMeta> {
