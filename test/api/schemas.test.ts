@@ -195,7 +195,7 @@ describe("resolveModel", () => {
     expect(resolveModel("mol", labels)).toEqual({ kind: "routed" });
     expect(resolveModel("mol:coding", labels)).toEqual({ kind: "forced", label: "coding" });
     for (const model of ["gpt-4o", "mol:", "mol:l0", "mol:coding:x", "MOL"]) {
-      expect(() => resolveModel(model, labels)).toThrowError(
+      expect(() => resolveModel(model, labels)).toThrow(
         expect.objectContaining({ status: 404, code: "model_not_found" }),
       );
     }

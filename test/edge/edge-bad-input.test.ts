@@ -26,6 +26,7 @@ beforeAll(async () => {
   expect(first.status).toBe(200);
 }, 180_000);
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await mesh?.stop();
 });
 

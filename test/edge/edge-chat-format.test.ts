@@ -38,9 +38,11 @@ describe.skipIf(!SMOLLM2_PATH)("the edge over SmolLM2-135M-Instruct (ChatML)", (
     model = await llama.loadModel({ modelPath: SMOLLM2_PATH ?? "" });
   }, 180_000);
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
     await mesh?.stop();
     await model?.dispose();
     await llama?.dispose();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   });
 
   it("renders views in ChatML from the node's heartbeat and answers a plain question", async () => {

@@ -11,6 +11,7 @@ beforeAll(async () => {
   client = new OpenAI({ apiKey: TEST_API_KEY, baseURL: `${mesh.edge.url}/v1`, maxRetries: 0 });
 }, 180_000);
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await mesh?.stop();
 });
 
@@ -131,11 +132,15 @@ describe("the edge over a real GPU node", () => {
       { role: "system", content: "be brief" },
       { role: "user", content: "hello" },
     ];
-    const plain = await client.chat.completions.create({ model: "mol:genui", messages, max_tokens: 12 });
+    const plain = await client.chat.completions.create({
+      model: "mol:genui",
+      messages,
+      max_completion_tokens: 12,
+    });
     expect(plain.object).toBe("chat.completion");
     expect(plain.choices[0]?.message.content?.length).toBeGreaterThan(0);
     expect(plain.usage?.prompt_tokens).toBeGreaterThan(0);
-    const routed = await client.chat.completions.create({ model: "mol", messages, max_tokens: 4 });
+    const routed = await client.chat.completions.create({ model: "mol", messages, max_completion_tokens: 4 });
     expect(molOf(routed)).toMatchObject({ source: "router" });
 
     const stream = await client.chat.completions.create({
@@ -145,7 +150,7 @@ describe("the edge over a real GPU node", () => {
         { role: "assistant", content: plain.choices[0]?.message.content ?? "" },
         { role: "user", content: "again" },
       ],
-      max_tokens: 12,
+      max_completion_tokens: 12,
       stream: true,
       stream_options: { include_usage: true },
     });
@@ -204,7 +209,7 @@ describe("the edge over a real GPU node", () => {
     // Chat completions: long system and assistant messages follow the same rule (accepted, clipped in views).
     const completion = await client.chat.completions.create({
       model: "mol:chat",
-      max_tokens: 4,
+      max_completion_tokens: 4,
       messages: [
         { role: "system", content: trace },
         { role: "user", content: "what failed?" },

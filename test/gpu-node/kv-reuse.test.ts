@@ -18,8 +18,10 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 /** Token boundary between the previous view's end and the answer may re-tokenise: allow a few tokens. */

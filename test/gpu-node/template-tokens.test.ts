@@ -31,6 +31,7 @@ beforeAll(async () => {
   llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
 });
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await llama?.dispose();
 });
 
@@ -52,6 +53,7 @@ describe.each(MODELS)("views tokenized by %s", (_name, path, expectedFamily) => 
     harness = buildDefaultHarness({ family: served.templateFamily, contextTokens: served.contextTokens });
   });
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
     await model?.dispose();
   });
 

@@ -108,10 +108,10 @@ export class ConversationObject
     if (meta) await this.#webhooks.flush(meta.tenantId);
   }
 
-  async startDetachedTurn(
+  startDetachedTurn(
     request: StartTurnRequest,
   ): Promise<{ ok: true; turnId: string } | { ok: false; refusal: TurnRefusal }> {
-    return this.#turns.startDetachedTurn(startTurnRequestSchema.parse(request));
+    return Promise.resolve(this.#turns.startDetachedTurn(startTurnRequestSchema.parse(request)));
   }
 
   async create(meta: ConversationMeta): Promise<ConversationMeta> {
@@ -122,15 +122,15 @@ export class ConversationObject
     return meta;
   }
 
-  async describe(): Promise<ConversationMeta | null> {
-    return this.#store.readMeta() ?? null;
+  describe(): Promise<ConversationMeta | null> {
+    return Promise.resolve(this.#store.readMeta() ?? null);
   }
 
-  async listItems(query: { after?: string | undefined; limit: number; order: "asc" | "desc" }) {
+  listItems(query: { after?: string | undefined; limit: number; order: "asc" | "desc" }) {
     const meta = this.#store.readMeta();
-    if (!meta) return null;
+    if (!meta) return Promise.resolve(null);
     const page = listItems(this.#store, meta.id, query);
-    return "error" in page ? { items: [], hasMore: false } : page;
+    return Promise.resolve("error" in page ? { items: [], hasMore: false } : page);
   }
 
   async remove(): Promise<boolean> {

@@ -17,7 +17,7 @@ import {
   type EngineGenerateResult,
 } from "../engine.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
-import { describeServedModel } from "./tokenize-prompt.ts";
+import { describeServedModel, readFileMetadata } from "./tokenize-prompt.ts";
 import { SlotPool } from "./slot-pool.ts";
 import { SlotTokens } from "./slot-tokens.ts";
 
@@ -115,7 +115,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   return {
     kind: "llama.cpp",
     baseModel: {
-      name: model.fileInfo.metadata.general?.name ?? basename(options.baseModelPath),
+      name: readFileMetadata(model).general?.name ?? basename(options.baseModelPath),
       revision: baseRevision,
     },
     servedModel: describeServedModel(model, options.contextSize),

@@ -134,8 +134,9 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
     adapters: prepared.map((served) => ({ id: served.id, revision: served.revision, lora: served.lora })),
     generate,
     snapshot,
-    async close() {
+    close() {
       closing.abort(new EngineFailureError("engine closed during generation"));
+      return Promise.resolve();
     },
   };
 }
