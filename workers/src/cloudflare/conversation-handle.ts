@@ -1,7 +1,7 @@
 import type { ConversationHandle, StartTurnResult, TurnRefusal } from "../conversation/conversation-rpc.ts";
 import type { ConversationObject } from "./conversation-object.ts";
 
-import { STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
+import { ATTACH_PATH, STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
 
 /**
  * A conversation object seen as a {@link ConversationHandle}: plain calls go over RPC; turns go over `fetch`, whose
@@ -25,6 +25,20 @@ export function createConversationHandle(stub: DurableObjectStub<ConversationObj
     describe: () => stub.describe(),
     listItems: (query) => stub.listItems(query),
     remove: () => stub.remove(),
+    createFrom: (meta, seed) => stub.createFrom(meta, seed),
+    updateMetadata: (metadata) => stub.updateMetadata(metadata),
+    readTurn: (turnId) => stub.readTurn(turnId),
+    exportThrough: (turnId) => stub.exportThrough(turnId),
+    deleteResponse: (turnId) => stub.deleteResponse(turnId),
+    cancelTurn: (turnId) => stub.cancelTurn(turnId),
+    readItem: (itemId) => stub.readItem(itemId),
+    deleteItem: (itemId) => stub.deleteItem(itemId),
+    attachTurn: async (turnId) => {
+      const response = await stub.fetch(
+        `https://conversation${ATTACH_PATH}?turn=${encodeURIComponent(turnId)}`,
+      );
+      return response.ok && response.body ? response.body : null;
+    },
     startTurn: (request) => startOverFetch(TURN_PATH, request),
     startStatelessTurn: (request) => startOverFetch(STATELESS_TURN_PATH, request),
     startDetachedTurn: (request) => stub.startDetachedTurn(request),
@@ -32,5 +46,5 @@ export function createConversationHandle(stub: DurableObjectStub<ConversationObj
 }
 
 function isTurnRefusal(body: { status: number }): body is TurnRefusal {
-  return body.status === 404 || body.status === 409 || body.status === 422;
+  return body.status === 400 || body.status === 404 || body.status === 409 || body.status === 422;
 }

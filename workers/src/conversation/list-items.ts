@@ -1,9 +1,10 @@
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { ConversationStore } from "./conversation-store.ts";
 import type { ItemPage } from "./conversation-rpc.ts";
-import { parseItemId } from "./item-id.ts";
+import { buildItemId, parseItemId } from "./item-id.ts";
+import { readTombstones } from "./stored-turns.ts";
 
-/** Conversation items (user messages and answers) in timeline order, paginated by item id. */
+/** Conversation items (user messages and answers) in timeline order, paginated by item id; deleted ones skipped. */
 export function listItems(
   store: ConversationStore,
   conversationId: string,
@@ -17,12 +18,15 @@ export function listItems(
     if (!anchor) return { error: "unknown_after" };
     afterSeq = anchor.seq;
   }
-  const events = store.listEvents({
-    types: ["user_message", "answer"],
-    order: query.order,
-    limit: query.limit + 1,
-    ...(afterSeq === undefined ? {} : { afterSeq }),
-  });
+  const deleted = readTombstones(store).items;
+  const events = store
+    .listEvents({
+      types: ["user_message", "answer"],
+      order: query.order,
+      limit: query.limit + 1 + deleted.size,
+      ...(afterSeq === undefined ? {} : { afterSeq }),
+    })
+    .filter((e) => !deleted.has(buildItemId(e.turnId, e.type === "user_message" ? "user" : "assistant")));
   const page = events.slice(0, query.limit);
   return {
     hasMore: events.length > query.limit,

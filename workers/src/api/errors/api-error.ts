@@ -13,7 +13,7 @@ export type ApiErrorType =
 
 /** The objects a client can name by id; a missing one is `<resource>_not_found`. */
 export type ApiResource =
-  "conversation" | "response" | "tenant" | "api_key" | "webhook_endpoint" | "webhook_delivery";
+  "conversation" | "response" | "item" | "tenant" | "api_key" | "webhook_endpoint" | "webhook_delivery";
 
 /** A hop failure as clients see it: the wire code, except an unknown adapter, which is a model to them. */
 export type PublicWireErrorCode = Exclude<WireErrorCode, "unknown_adapter"> | "model_not_found";

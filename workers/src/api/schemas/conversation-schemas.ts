@@ -18,6 +18,11 @@ export const createConversationBodySchema = z
   .openapi("CreateConversationRequest");
 export type CreateConversationBody = z.infer<typeof createConversationBodySchema>;
 
+/** `POST /v1/conversations/{id}`: replaces the metadata (as OpenAI's update does). */
+export const updateConversationBodySchema = z
+  .strictObject({ metadata: metadataSchema })
+  .openapi("UpdateConversationRequest");
+
 export const conversationIdParamsSchema = z.object({
   id: z
     .string()

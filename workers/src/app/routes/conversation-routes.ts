@@ -6,13 +6,15 @@ import { formatItem, readAssistantItemStatus } from "../../api/format/format-ite
 import {
   createConversationBodySchema,
   listItemsQuerySchema,
+  updateConversationBodySchema,
 } from "../../api/schemas/conversation-schemas.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import { requireConversation } from "./require-conversation.ts";
+import type { TurnRecord } from "../../conversation/turn-record.ts";
 
-/** `/v1/conversations`: create, read, list items, delete. */
+/** `/v1/conversations`: create, read, update metadata, list, retrieve and delete items, delete. */
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/conversations/*", requireScope("conversations"));
   app.post("/v1/conversations", async (c) => {
@@ -40,23 +42,38 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     return c.json(formatConversation(meta));
   });
 
+  app.post("/v1/conversations/:id", async (c) => {
+    const body = await readJsonBody(c, updateConversationBodySchema);
+    const { handle, id } = await requireConversation(c);
+    const meta = await handle.updateMetadata(body.metadata);
+    if (!meta) throw createNotFoundError("conversation", id);
+    await c.var.deps.conversationIndex.updateMetadata?.(meta);
+    return c.json(formatConversation(meta));
+  });
+
+  app.get("/v1/conversations/:id/items/:itemId", async (c) => {
+    const { handle } = await requireConversation(c);
+    const itemId = c.req.param("itemId");
+    const item = await handle.readItem(itemId);
+    if (!item) throw createNotFoundError("item", itemId);
+    return c.json(formatStoredItem(item.role, item.turn));
+  });
+
+  /** A tombstone: the item leaves every list and read; the views (and KV) keep it, see timeline-event.ts. */
+  app.delete("/v1/conversations/:id/items/:itemId", async (c) => {
+    const { handle, meta } = await requireConversation(c);
+    const itemId = c.req.param("itemId");
+    if (!(await handle.deleteItem(itemId))) throw createNotFoundError("item", itemId);
+    return c.json(formatConversation(meta));
+  });
+
   app.get("/v1/conversations/:id/items", async (c) => {
     const query = listItemsQuerySchema.safeParse(c.req.query());
     if (!query.success) throw createValidationError(query.error.issues);
     const { handle, id } = await requireConversation(c);
     const page = await handle.listItems(query.data);
     if (!page) throw createNotFoundError("conversation", id);
-    const data = page.items.map(({ role, turn }) =>
-      role === "user"
-        ? formatItem({ role, id: turn.userItemId, text: turn.userText })
-        : formatItem({
-            role,
-            id: turn.assistantItemId,
-            text: turn.answerText,
-            status: readAssistantItemStatus(turn),
-            mol: turn.mol,
-          }),
-    );
+    const data = page.items.map(({ role, turn }) => formatStoredItem(role, turn));
     return c.json(formatItemList(data, { hasMore: page.hasMore }));
   });
 
@@ -66,4 +83,16 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     await handle.remove();
     return c.json({ id, object: "conversation.deleted", deleted: true });
   });
+}
+
+function formatStoredItem(role: "user" | "assistant", turn: TurnRecord) {
+  return role === "user"
+    ? formatItem({ role, id: turn.userItemId, text: turn.userText })
+    : formatItem({
+        role,
+        id: turn.assistantItemId,
+        text: turn.answerText,
+        status: readAssistantItemStatus(turn),
+        mol: turn.mol,
+      });
 }
