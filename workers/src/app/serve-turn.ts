@@ -29,8 +29,6 @@ export function toRefusalError(
         message: refusal.message,
       });
     case 404:
-      if (refusal.code === "previous_response_not_found")
-        return createNotFoundError("response", previousResponseId ?? "", "previous_response_id");
       if (refusal.code === "item_not_found")
         return new ApiError({
           status: 404,
@@ -39,6 +37,9 @@ export function toRefusalError(
           param: "input",
           message: refusal.message,
         });
+      // A chained request names no conversation: a missing one is the previous response's (another tenant's id).
+      if (refusal.code === "previous_response_not_found" || previousResponseId !== undefined)
+        return createNotFoundError("response", previousResponseId ?? "", "previous_response_id");
       return createNotFoundError("conversation", conversationId, "conversation");
     case 409:
       return createIdempotencyInFlightError();
