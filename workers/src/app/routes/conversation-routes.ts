@@ -51,18 +51,18 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     return c.json(formatConversation(meta));
   });
 
-  app.get("/v1/conversations/:id/items/:itemId", async (c) => {
+  app.get("/v1/conversations/:id/items/:item_id", async (c) => {
     const { handle } = await requireConversation(c);
-    const itemId = c.req.param("itemId");
+    const itemId = c.req.param("item_id");
     const item = await handle.readItem(itemId);
     if (!item) throw createNotFoundError("item", itemId);
     return c.json(formatStoredItem(item.role, item.turn));
   });
 
   /** A tombstone: the item leaves every list and read; the views (and KV) keep it, see timeline-event.ts. */
-  app.delete("/v1/conversations/:id/items/:itemId", async (c) => {
+  app.delete("/v1/conversations/:id/items/:item_id", async (c) => {
     const { handle, meta } = await requireConversation(c);
-    const itemId = c.req.param("itemId");
+    const itemId = c.req.param("item_id");
     if (!(await handle.deleteItem(itemId))) throw createNotFoundError("item", itemId);
     return c.json(formatConversation(meta));
   });
