@@ -10,10 +10,17 @@ export type StatelessTurnInput = Pick<StatelessTurnRequest, "messages" | "forced
 };
 
 /**
- * A turn nothing is stored for (`/v1/chat/completions`, `store: false`). Each request runs in an object of its
- * own, so independent requests never wait for each other or meet in one object. The node's KV slot is the
- * client's cache key when it sent one, else the request's own; the hash of the opening messages (system + first
- * user message) only steers which node it prefers, so a chat that grows still lands where its prefix is warm.
+ * Objects a tenant's stateless turns spread over at random: enough that no one object is a hot spot (its turns run
+ * side by side, never queued), few enough that each keeps its NATS connection warm between requests.
+ */
+export const STATELESS_OBJECTS = 64;
+
+/**
+ * A turn nothing is stored for (`/v1/chat/completions`, `store: false`). Requests go to one of
+ * {@link STATELESS_OBJECTS} objects at random, not to one chosen by their content, so requests that open the same
+ * way never pile onto one object. The node's KV slot is the client's cache key when it sent one, else the
+ * request's own (so they never queue for one slot); the hash of the opening messages (system + first user
+ * message) only steers which node it prefers, so a chat that grows still lands where its prefix is warm.
  */
 export async function startStatelessTurn(
   c: Context<AppEnv>,
@@ -23,11 +30,13 @@ export async function startStatelessTurn(
   const { messages } = input;
   const opening = messages.slice(0, messages.findIndex((m) => m.role === "user") + 1);
   const placementKey = `chat_${(await hashRequestBody({ tenant: tenantId, opening: canonicalizeJson(opening) })).slice(0, 32)}`;
+  const requestId = deps.newId("chat");
   const conversationKey =
     input.cacheKey === undefined
-      ? deps.newId("chat")
+      ? requestId
       : `chat_${(await hashRequestBody({ tenant: tenantId, cacheKey: input.cacheKey })).slice(0, 32)}`;
-  return deps.conversations(tenantId, deps.newId("stateless")).startStatelessTurn({
+  const shard = Number.parseInt((await hashRequestBody(requestId)).slice(0, 8), 16) % STATELESS_OBJECTS;
+  return deps.conversations(tenantId, `stateless_${shard}`).startStatelessTurn({
     tenantId,
     conversationKey,
     placementKey,
