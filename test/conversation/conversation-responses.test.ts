@@ -4,6 +4,7 @@ import type { StartTurnResult } from "../../workers/src/conversation/conversatio
 import { buildTurnId, parseResponseId } from "../../workers/src/conversation/item-id.ts";
 import { listItems } from "../../workers/src/conversation/list-items.ts";
 import {
+  addItems,
   deleteItem,
   deleteResponse,
   exportThrough,
@@ -146,6 +147,44 @@ describe("stored turns: chaining, instructions, context, tombstones", () => {
     const [first, second] = scripted.calls.answer.map((call) => call.view);
     // Tombstones never rewrite the middle of a view: the second prompt still starts with the first.
     expect(second?.startsWith(first ?? "\0")).toBe(true);
+  });
+
+  it("adds items without a turn: listed, retrievable, deletable, and opening the next turn's views", async () => {
+    const { store, turns, settled, scripted } = storedConversation();
+    await collectParts(streamOf(turns.startTurn({ conversationId: META.id, text: "one" })));
+    await settled();
+    const added = addItems(store, "turn_added1", [
+      { role: "user", text: "a note from the user" },
+      { role: "assistant", text: "an answer given elsewhere" },
+    ]);
+    const ids = added.map((item) => ("context" in item ? item.context.id : ""));
+    expect(ids).toEqual(["msg_added1c0", "msg_added1c1"]);
+    const page = listItems(store, META.id, { limit: 10, order: "asc" });
+    const listed = "items" in page ? page.items.map((i) => ("context" in i ? i.context.id : i.role)) : [];
+    expect(listed).toEqual(["user", "assistant", "msg_added1c0", "msg_added1c1"]);
+    // Paging through a context event's items keeps their order on both sides of the cursor.
+    const after = listItems(store, META.id, { limit: 10, order: "asc", after: "msg_added1c0" });
+    expect("items" in after && after.items.map((i) => ("context" in i ? i.context.id : i.role))).toEqual([
+      "msg_added1c1",
+    ]);
+    const before = listItems(store, META.id, { limit: 10, order: "desc", after: "msg_added1c1" });
+    expect("items" in before && before.items.map((i) => ("context" in i ? i.context.id : i.role))).toEqual([
+      "msg_added1c0",
+      "assistant",
+      "user",
+    ]);
+    expect(turns.startTurn({ conversationId: META.id, text: "x", itemReferences: ["msg_added1c1"] }).ok).toBe(
+      true,
+    );
+    await settled();
+    const second = scripted.calls.answer[1]?.view ?? "";
+    expect(second).toContain("a note from the user");
+    expect(second.startsWith(scripted.calls.answer[0]?.view ?? "\0")).toBe(true);
+    expect(deleteItem(store, META.id, "msg_added1c0")).toBe(true);
+    const left = listItems(store, META.id, { limit: 10, order: "asc" });
+    expect("items" in left && left.items.some((i) => "context" in i && i.context.id === "msg_added1c0")).toBe(
+      false,
+    );
   });
 
   it("refuses an unknown item reference before anything is stored", () => {

@@ -276,6 +276,32 @@ describe("Responses parity with unmodified clients", () => {
     );
     const left = await client.conversations.items.list(conversation.id);
     expect(left.data.map((i) => i.id)).toEqual([assistantId]);
+    // Items added without a turn: listed, retrievable, referable, and the conversation goes on after them.
+    const added = await client.conversations.items.create(conversation.id, {
+      items: [
+        { type: "message", role: "user", content: "remember: the code word is heron" },
+        { type: "message", role: "assistant", content: "noted" },
+      ],
+    });
+    expect(added.data.map((i) => (i.type === "message" ? i.role : i.type))).toEqual(["user", "assistant"]);
+    const note = added.data[0]?.id ?? "";
+    expect(
+      await client.conversations.items.retrieve(note, { conversation_id: conversation.id }),
+    ).toMatchObject({
+      id: note,
+      role: "user",
+    });
+    const listedAfterAdd = await client.conversations.items.list(conversation.id, { order: "asc" });
+    expect(listedAfterAdd.data.map((i) => i.id)).toEqual([assistantId, ...added.data.map((i) => i.id)]);
+    const referring = await client.responses.create({
+      conversation: conversation.id,
+      input: [
+        { type: "item_reference", id: note },
+        { role: "user", content: "what is the code word?" },
+      ],
+      ...SHORT,
+    });
+    expect(FINISHED).toContain(referring.status);
     // The conversation goes on after the tombstone.
     const next = await client.responses.create({ conversation: conversation.id, input: "again", ...SHORT });
     expect(FINISHED).toContain(next.status);

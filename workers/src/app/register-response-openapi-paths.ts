@@ -1,13 +1,17 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import {
   conversationIdParamsSchema,
+  createItemsBodySchema,
   updateConversationBodySchema,
 } from "../api/schemas/conversation-schemas.ts";
+import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
+import { readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
 import type { AppEnv } from "./app-deps.ts";
 import { describeJsonResponse } from "./register-openapi-paths.ts";
 import { inputItemsQuerySchema, retrieveResponseQuerySchema } from "./routes/response-object-routes.ts";
 
 const json = describeJsonResponse;
+const limits = { maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) };
 const errors = {
   400: json("Invalid request (OpenAI error envelope)"),
   401: json("Missing or wrong API key"),
@@ -67,6 +71,19 @@ export function registerResponseOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
         body: { content: { "application/json": { schema: updateConversationBodySchema } }, required: true },
       },
       responses: { 200: json("The conversation with its new metadata"), ...errors },
+    }),
+    createRoute({
+      method: "post",
+      path: "/v1/conversations/{id}/items",
+      security,
+      request: {
+        params: conversationIdParamsSchema,
+        body: {
+          content: { "application/json": { schema: createItemsBodySchema(limits) } },
+          required: true,
+        },
+      },
+      responses: { 200: json("The added items; they open the next turn's views"), ...errors },
     }),
     createRoute({
       method: "get",

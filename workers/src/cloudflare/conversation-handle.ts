@@ -33,6 +33,7 @@ export function createConversationHandle(stub: DurableObjectStub<ConversationObj
     cancelTurn: (turnId) => stub.cancelTurn(turnId),
     readItem: (itemId) => stub.readItem(itemId),
     deleteItem: (itemId) => stub.deleteItem(itemId),
+    addItems: (messages) => stub.addItems(messages),
     attachTurn: async (turnId) => {
       const response = await stub.fetch(
         `https://conversation${ATTACH_PATH}?turn=${encodeURIComponent(turnId)}`,

@@ -160,6 +160,14 @@ export class ConversationObject
     return meta ? storedTurns.deleteItem(this.#store, meta.id, itemId) : false;
   }
 
+  async addItems(messages: Array<{ role: "user" | "assistant"; text: string }>) {
+    const meta = this.#store.readMeta();
+    if (!meta) return null;
+    // After any running turn, so the items come after it in the timeline and open the next turn's views.
+    const turnId = buildTurnId(meta.id, crypto.randomUUID().replace(/-/g, ""));
+    return this.#turns.afterTurns(async () => storedTurns.addItems(this.#store, turnId, messages));
+  }
+
   async remove(): Promise<boolean> {
     const existed = this.#store.readMeta() !== undefined;
     // Wait for a running turn, so no event lands after the delete.

@@ -4,8 +4,13 @@ import { responseEchoSchema, type StoredTimelineEvent } from "../../../schema/db
 import type { ConversationMeta } from "./conversation-store.ts";
 import type { TurnRecord } from "./turn-record.ts";
 
+/** A conversation item: a turn's user message or answer, or an earlier message added with its own id. */
+export type StoredItem =
+  | { role: "user" | "assistant"; turn: TurnRecord }
+  | { role: "user" | "assistant"; context: { id: string; text: string } };
+
 export interface ItemPage {
-  items: Array<{ role: "user" | "assistant"; turn: TurnRecord }>;
+  items: StoredItem[];
   hasMore: boolean;
 }
 
@@ -72,12 +77,6 @@ export interface StoredTurn {
   instructions?: string;
 }
 
-/** An item of a conversation: a user message or an answer. */
-export interface StoredItem {
-  role: "user" | "assistant";
-  turn: TurnRecord;
-}
-
 /** A started turn: NDJSON of TurnStreamPart; cancelling it cancels the answer hop. */
 export type StartTurnResult =
   { ok: true; stream: ReadableStream<Uint8Array> } | { ok: false; refusal: TurnRefusal };
@@ -103,6 +102,8 @@ export interface ConversationHandle {
   /** Stream resume: NDJSON of the turn's parts from its first, then live; null for an unknown response. */
   attachTurn(turnId: string): Promise<ReadableStream<Uint8Array> | null>;
   deleteItem(itemId: string): Promise<boolean>;
+  /** Messages added without a turn; they open the next turn's views. Waits for a running turn. */
+  addItems(messages: Array<{ role: "user" | "assistant"; text: string }>): Promise<StoredItem[] | null>;
   startTurn(request: StartTurnRequest): Promise<StartTurnResult>;
   startStatelessTurn(request: StatelessTurnRequest): Promise<StartTurnResult>;
   /** A turn that runs to completion with nobody streaming it (inbound webhooks); its answer goes out as an event. */

@@ -12,6 +12,20 @@ export function parseItemId(itemId: string): { turnId: string; role: "user" | "a
   return { turnId: `turn_${match[1]}`, role: match[2] === "u" ? "user" : "assistant" };
 }
 
+/**
+ * Earlier messages that came in with a turn (an item array) or through `POST /v1/conversations/{id}/items` are
+ * items too, numbered within their `context_messages` event.
+ */
+export function buildContextItemId(turnId: string, index: number): string {
+  return `msg_${turnId.replace(/^turn_/, "")}c${index}`;
+}
+
+export function parseContextItemId(itemId: string): { turnId: string; index: number } | undefined {
+  const match = /^msg_([A-Za-z0-9]{1,64})c([0-9]{1,3})$/.exec(itemId);
+  if (!match?.[1] || match[2] === undefined) return undefined;
+  return { turnId: `turn_${match[1]}`, index: Number(match[2]) };
+}
+
 export function buildResponseId(turnId: string): string {
   return `resp_${turnId.replace(/^turn_/, "")}`;
 }

@@ -2,7 +2,7 @@ import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { StoredItem, StoredTurn } from "./conversation-rpc.ts";
 import type { ConversationStore } from "./conversation-store.ts";
-import { parseItemId } from "./item-id.ts";
+import { buildContextItemId, parseContextItemId, parseItemId } from "./item-id.ts";
 
 /** More tombstones than this in one conversation are not looked at (a bound, not a expected size). */
 const MAX_TOMBSTONES = 10_000;
@@ -74,24 +74,53 @@ export function deleteResponse(store: ConversationStore, turnId: string): boolea
   return true;
 }
 
-/** A user message or answer that exists and is not deleted. */
+/** The event an item id names (its user message, answer or context event), if there is one. */
+export function findItemEvent(store: ConversationStore, itemId: string): StoredTimelineEvent | undefined {
+  const context = parseContextItemId(itemId);
+  if (context) {
+    const event = store.readTurn(context.turnId).find((e) => e.type === "context_messages");
+    return event?.type === "context_messages" && context.index < event.messages.length ? event : undefined;
+  }
+  const parsed = parseItemId(itemId);
+  const type = parsed?.role === "user" ? "user_message" : "answer";
+  return parsed ? store.readTurn(parsed.turnId).find((e) => e.type === type) : undefined;
+}
+
+/** An item (see list-items.ts) that exists and is not deleted. */
 export function readItem(
   store: ConversationStore,
   conversationId: string,
   itemId: string,
 ): StoredItem | null {
-  const parsed = parseItemId(itemId);
-  if (!parsed) return null;
-  const events = store.readTurn(parsed.turnId);
-  const type = parsed.role === "user" ? "user_message" : "answer";
-  if (!events.some((event) => event.type === type)) return null;
-  if (readTombstones(store).items.has(itemId)) return null;
-  return { role: parsed.role, turn: buildTurnRecord(conversationId, events) };
+  const event = findItemEvent(store, itemId);
+  if (!event || readTombstones(store).items.has(itemId)) return null;
+  if (event.type === "context_messages") {
+    const message = event.messages[parseContextItemId(itemId)?.index ?? -1];
+    return message ? { role: message.role, context: { id: itemId, text: message.text } } : null;
+  }
+  const role = event.type === "user_message" ? "user" : "assistant";
+  return { role, turn: buildTurnRecord(conversationId, store.readTurn(event.turnId)) };
 }
 
 export function deleteItem(store: ConversationStore, conversationId: string, itemId: string): boolean {
-  const item = readItem(store, conversationId, itemId);
-  if (!item) return false;
-  store.append([{ type: "item_deleted", turnId: item.turn.turnId, itemId }]);
+  const event = readItem(store, conversationId, itemId) ? findItemEvent(store, itemId) : undefined;
+  if (!event) return false;
+  store.append([{ type: "item_deleted", turnId: event.turnId, itemId }]);
   return true;
+}
+
+/**
+ * Messages added without a turn (`POST /v1/conversations/{id}/items`): one `context_messages` event under a turn
+ * id of its own, which the next turn's views open with.
+ */
+export function addItems(
+  store: ConversationStore,
+  turnId: string,
+  messages: Array<{ role: "user" | "assistant"; text: string }>,
+): StoredItem[] {
+  store.append([{ type: "context_messages", turnId, messages }]);
+  return messages.map((message, index) => {
+    const id = buildContextItemId(turnId, index);
+    return { role: message.role, context: { id, text: message.text } };
+  });
 }

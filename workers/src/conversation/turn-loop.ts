@@ -24,11 +24,7 @@ import type { TimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import { measureTurnCharge, type PartialAnswer, type UsageMeter } from "./charge-turn.ts";
-import type {
-  StartTurnRequest,
-  StartTurnResult,
-  StatelessTurnRequest,
-} from "./conversation-rpc.ts";
+import type { StartTurnRequest, StartTurnResult, StatelessTurnRequest } from "./conversation-rpc.ts";
 import type { ConversationMeta } from "./conversation-store.ts";
 import { createMessagesTimeline, type Timeline } from "./timeline.ts";
 import { decideRoute, runAnswerHop, summarizeTurn, type AnswerProgress, type HopDeps } from "./turn-hops.ts";

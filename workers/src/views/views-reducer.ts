@@ -59,7 +59,10 @@ export function applyEventToViews(
     case "instructions":
       return { ...views, pending: { ...views.pending, instructions: event.text } };
     case "context_messages":
-      return { ...views, pending: { ...views.pending, messages: event.messages } };
+      return {
+        ...views,
+        pending: { ...views.pending, messages: [...(views.pending?.messages ?? []), ...event.messages] },
+      };
     case "summary_failed":
     case "response_deleted":
     case "item_deleted":

@@ -6,15 +6,22 @@ import { formatItem, readAssistantItemStatus } from "../../api/format/format-ite
 import {
   createConversationBodySchema,
   listItemsQuerySchema,
+  createItemsBodySchema,
+  readItemText,
   updateConversationBodySchema,
 } from "../../api/schemas/conversation-schemas.ts";
+import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
+import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
+
 import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import { requireConversation } from "./require-conversation.ts";
-import type { TurnRecord } from "../../conversation/turn-record.ts";
+import type { StoredItem } from "../../conversation/conversation-rpc.ts";
 
-/** `/v1/conversations`: create, read, update metadata, list, retrieve and delete items, delete. */
+const itemsBodySchema = createItemsBodySchema({ maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) });
+
+/** `/v1/conversations`: create, read, update metadata, add, list, retrieve and delete items, delete. */
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/conversations/*", requireScope("conversations"));
   app.post("/v1/conversations", async (c) => {
@@ -51,12 +58,22 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     return c.json(formatConversation(meta));
   });
 
+  app.post("/v1/conversations/:id/items", async (c) => {
+    const body = await readJsonBody(c, itemsBodySchema);
+    const { handle, id } = await requireConversation(c);
+    const added = await handle.addItems(
+      body.items.map((item) => ({ role: item.role, text: readItemText(item.content) })),
+    );
+    if (!added) throw createNotFoundError("conversation", id);
+    return c.json(formatItemList(added.map(formatStoredItem), { hasMore: false }));
+  });
+
   app.get("/v1/conversations/:id/items/:item_id", async (c) => {
     const { handle } = await requireConversation(c);
     const itemId = c.req.param("item_id");
     const item = await handle.readItem(itemId);
     if (!item) throw createNotFoundError("item", itemId);
-    return c.json(formatStoredItem(item.role, item.turn));
+    return c.json(formatStoredItem(item));
   });
 
   /** A tombstone: the item leaves every list and read; the views (and KV) keep it, see timeline-event.ts. */
@@ -73,7 +90,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     const { handle, id } = await requireConversation(c);
     const page = await handle.listItems(query.data);
     if (!page) throw createNotFoundError("conversation", id);
-    const data = page.items.map(({ role, turn }) => formatStoredItem(role, turn));
+    const data = page.items.map(formatStoredItem);
     return c.json(formatItemList(data, { hasMore: page.hasMore }));
   });
 
@@ -85,7 +102,14 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
   });
 }
 
-function formatStoredItem(role: "user" | "assistant", turn: TurnRecord) {
+function formatStoredItem(item: StoredItem) {
+  if ("context" in item) {
+    const { id, text } = item.context;
+    return item.role === "user"
+      ? formatItem({ role: "user", id, text })
+      : formatItem({ role: "assistant", id, text, status: "completed" });
+  }
+  const { role, turn } = item;
   return role === "user"
     ? formatItem({ role, id: turn.userItemId, text: turn.userText })
     : formatItem({

@@ -9,7 +9,7 @@ import { formatResponseObject } from "../../api/format/format-response-object.ts
 import { pageQueryFields } from "../../api/schemas/page-query-fields.ts";
 import { createResponsesEventStream } from "../../api/sse/create-responses-event-stream.ts";
 import type { ConversationHandle, StoredTurn } from "../../conversation/conversation-rpc.ts";
-import { parseResponseId } from "../../conversation/item-id.ts";
+import { buildContextItemId, parseResponseId } from "../../conversation/item-id.ts";
 import { readPartStream } from "../../lib/create-part-stream.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { SSE_HEADERS } from "../serve-turn.ts";
@@ -85,18 +85,14 @@ export function registerResponseObjectRoutes(app: OpenAPIHono<AppEnv>): void {
     if (!query.success) throw createValidationError(query.error.issues);
     const { stored } = await requireResponse(c);
     const { turn } = stored;
-    // The earlier messages the request carried, then its user message; ids of the earlier ones are positional.
+    // The earlier messages the request carried (conversation items of their own), then its user message.
     const items = [
-      ...stored.context.map((m, i) =>
-        m.role === "user"
-          ? formatItem({ role: "user", id: `${turn.userItemId}_${i}`, text: m.text })
-          : formatItem({
-              role: "assistant",
-              id: `${turn.userItemId}_${i}`,
-              text: m.text,
-              status: "completed",
-            }),
-      ),
+      ...stored.context.map((m, i) => {
+        const id = buildContextItemId(turn.turnId, i);
+        return m.role === "user"
+          ? formatItem({ role: "user", id, text: m.text })
+          : formatItem({ role: "assistant", id, text: m.text, status: "completed" });
+      }),
       formatItem({ role: "user", id: turn.userItemId, text: turn.userText }),
     ];
     const ordered = query.data.order === "asc" ? items : items.reverse();
