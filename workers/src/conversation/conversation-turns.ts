@@ -101,9 +101,9 @@ export class ConversationTurns {
       },
     };
     void this.#queue.run(async () => {
-      const harnessHash = await this.#deps.harnessHash;
-      const timeline = new ConversationTimeline(store, this.#deps.harness, harnessHash);
       try {
+        const harnessHash = await this.#deps.harnessHash;
+        const timeline = new ConversationTimeline(store, this.#deps.harness, harnessHash);
         await runTurnLoop(this.#deps, {
           ...request,
           tenantId: meta.tenantId,
