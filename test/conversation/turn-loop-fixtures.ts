@@ -43,6 +43,8 @@ export class MemoryConversationStore implements ConversationStore {
 
   readMeta = () => this.meta;
   createMeta = (meta: ConversationMeta) => void (this.meta = meta);
+  updateMetadata = (metadata: Record<string, string>) =>
+    void (this.meta = this.meta && { ...this.meta, metadata });
   append(events: readonly TimelineEvent[]): StoredTimelineEvent[] {
     const stored = events.map((e, i): StoredTimelineEvent => ({
       ...e,

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { EngineFailureError, NoRespondersError } from "../../schema/wire/v1/index.ts";
-import { ConversationTurns, startStatelessTurn } from "../../workers/src/conversation/turn-loop.ts";
+import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { startStatelessTurn } from "../../workers/src/conversation/turn-loop.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import { readPartStream } from "../../workers/src/lib/create-part-stream.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";

@@ -143,11 +143,19 @@ describe("the edge over a real GPU node", () => {
     const routed = await client.chat.completions.create({ model: "mol", messages, max_completion_tokens: 4 });
     expect(molOf(routed)).toMatchObject({ source: "router" });
 
+    // Issue 14: independent requests never share a KV slot; a client's cache key (or `user`) asks for one.
+    const first = await client.chat.completions.create({
+      model: "mol:genui",
+      messages,
+      max_tokens: 12,
+      prompt_cache_key: "edge-turns-chat",
+    });
     const stream = await client.chat.completions.create({
       model: "mol:genui",
+      prompt_cache_key: "edge-turns-chat",
       messages: [
         ...messages,
-        { role: "assistant", content: plain.choices[0]?.message.content ?? "" },
+        { role: "assistant", content: first.choices[0]?.message.content ?? "" },
         { role: "user", content: "again" },
       ],
       max_completion_tokens: 12,
@@ -164,7 +172,7 @@ describe("the edge over a real GPU node", () => {
     }
     expect(text.length).toBeGreaterThan(0);
     expect(finish).toBe("length");
-    // Same opening messages → same KV slot on the node: the grown history reuses its prefix.
+    // Same cache key → same KV slot on the node: the grown history reuses its prefix.
     expect(usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
   });
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ConversationHandle, StartTurnResult, TurnRefusal } from "../conversation/conversation-rpc.ts";
 import type { ConversationObject } from "./conversation-object.ts";
 
-import { STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
+import { ATTACH_PATH, STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
 import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
 import { toTraceHeaders } from "./turn-traces.ts";
 
@@ -34,6 +34,21 @@ export function createConversationHandle(
     describe: () => stub.describe(),
     listItems: (query) => stub.listItems(query),
     remove: () => stub.remove(),
+    createFrom: (meta, seed) => stub.createFrom(meta, seed),
+    updateMetadata: (metadata) => stub.updateMetadata(metadata),
+    readTurn: (turnId) => stub.readTurn(turnId),
+    exportThrough: (turnId) => stub.exportThrough(turnId),
+    deleteResponse: (turnId) => stub.deleteResponse(turnId),
+    cancelTurn: (turnId) => stub.cancelTurn(turnId),
+    readItem: (itemId) => stub.readItem(itemId),
+    deleteItem: (itemId) => stub.deleteItem(itemId),
+    addItems: (messages) => stub.addItems(messages),
+    attachTurn: async (turnId) => {
+      const response = await stub.fetch(
+        `https://conversation${ATTACH_PATH}?turn=${encodeURIComponent(turnId)}`,
+      );
+      return response.ok && response.body ? response.body : null;
+    },
     startTurn: (request) => startOverFetch(TURN_PATH, request),
     startStatelessTurn: (request) => startOverFetch(STATELESS_TURN_PATH, request),
     startDetachedTurn: (request) => stub.startDetachedTurn(request),
@@ -48,5 +63,8 @@ const objectErrorSchema = z.looseObject({
 });
 
 function isTurnRefusal(body: z.infer<typeof objectErrorSchema>): body is TurnRefusal {
-  return (body.status === 404 || body.status === 409 || body.status === 422) && typeof body.code === "string";
+  return (
+    (body.status === 400 || body.status === 404 || body.status === 409 || body.status === 422) &&
+    typeof body.code === "string"
+  );
 }

@@ -13,6 +13,7 @@ import {
   renderAnswerLine,
   renderRouteLine,
   renderSummaryLine,
+  renderSystemLine,
   renderUserLine,
 } from "../../../schema/harness/render-view-lines.ts";
 import {
@@ -27,6 +28,7 @@ import {
   joinView,
   measureViewRoomBytes,
   type ConversationViews,
+  type PendingContext,
   type TurnProgress,
   type ViewState,
   type ViewTurn,
@@ -54,7 +56,17 @@ export function applyEventToViews(
     case "turn_failed":
     case "turn_cancelled":
       return applyTurnEnd(views, event.turnId);
+    case "instructions":
+      return { ...views, pending: { ...views.pending, instructions: event.text } };
+    case "context_messages":
+      return {
+        ...views,
+        pending: { ...views.pending, messages: [...(views.pending?.messages ?? []), ...event.messages] },
+      };
     case "summary_failed":
+    case "response_deleted":
+    case "item_deleted":
+      // Tombstones hide things from the API only: removing a line would rewrite the middle of the views.
       return views;
   }
 }
@@ -88,8 +100,11 @@ function applyUserMessage(
     readMaxUserMessageBytes(harness),
     templates.clippedMark,
   );
+  const { pending, ...rest } = views;
+  // The turn's opening lines share the user message's byte bound, so the view's reserve still covers the turn.
+  const prefixBytes = Math.max(0, readMaxUserMessageBytes(harness) - countUtf8Bytes(text));
   return {
-    ...views,
+    ...rest,
     turn: { turnId: event.turnId, label: null, answeredBy: null, ended: false },
     views: views.views.map((view) => {
       const isRouter = view.adapter === router.adapter;
@@ -97,9 +112,12 @@ function applyUserMessage(
       const compactChars = isRouter
         ? Math.min(router.maxUserMessageChars, compaction.compactUserMessageChars)
         : compaction.compactUserMessageChars;
+      const prefix = pending ? renderPendingLines(pending, isRouter, harness) : "";
       const lines = {
-        full: renderUserLine(harness, text, fullChars),
-        compact: renderUserLine(harness, text, compactChars),
+        full: clipUtf8Bytes(prefix, prefixBytes) + renderUserLine(harness, text, fullChars),
+        compact:
+          clipUtf8Bytes(prefix, Math.min(prefixBytes, compaction.compactUserMessageChars)) +
+          renderUserLine(harness, text, compactChars),
       };
       return startViewTurn(
         view,
@@ -110,6 +128,20 @@ function applyUserMessage(
       );
     }),
   };
+}
+
+/**
+ * Instructions as a system line, then the client's earlier messages; the router's view, which never holds
+ * answers, gets only their user lines.
+ */
+function renderPendingLines(pending: PendingContext, isRouter: boolean, harness: HarnessDocument): string {
+  const lines = pending.instructions === undefined ? [] : [renderSystemLine(harness, pending.instructions)];
+  for (const message of pending.messages ?? []) {
+    const text = cleanConversationText(message.text);
+    if (message.role === "user") lines.push(renderUserLine(harness, text, null));
+    else if (!isRouter) lines.push(renderAnswerLine(harness, text, readMaxUserMessageBytes(harness)));
+  }
+  return lines.join("");
 }
 
 /** The route line goes to the router's view only, right after the route cue its prompt ended with. */
