@@ -69,9 +69,11 @@ describe.skipIf(skipWithoutRealModel("edge-real-model"))(
       model = await llama.loadModel({ modelPath: REAL_MODEL_PATH ?? "" });
     }, 180_000);
     afterAll(async () => {
+      /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning them */
       await mesh?.stop();
       await model?.dispose();
       await llama?.dispose();
+      /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     });
 
     it("renders views in ChatML from the node's heartbeat and answers a plain question", async () => {
