@@ -11,7 +11,7 @@ export function createInstantEngine(adapters: readonly string[]): Engine {
     baseModel: { name: "instant", revision: "sha256:0000000000000000" },
     adapters: adapters.map((id) => ({ id, revision: "sha256:0000000000000000", lora: false })),
     async generate(request) {
-      const text = request.constraint ? (request.constraint.choices[0] ?? "") : "ok.";
+      const text = request.constraint?.type === "choice" ? (request.constraint.choices[0] ?? "") : "ok.";
       request.onTextDelta?.(text);
       const list = warm.get(request.adapter) ?? [];
       warm.set(
