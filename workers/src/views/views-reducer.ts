@@ -15,6 +15,7 @@ import {
   renderSummaryLine,
   renderUserLine,
 } from "../../../schema/harness/render-view-lines.ts";
+import { renderToolsBlock } from "../../../schema/harness/tools-block.ts";
 import {
   clipUtf8Bytes,
   clipWithMark,
@@ -56,6 +57,8 @@ export function applyEventToViews(
       return applyTurnEnd(views, event.turnId);
     case "summary_failed":
       return views;
+    case "tools_changed":
+      return applyToolsChanged(views, event, harness);
   }
 }
 
@@ -154,6 +157,33 @@ function applyAnswer(
       view.adapter === event.adapter
         ? appendToViewTurn(view, turn.turnId, { full: line }, measureViewRoomBytes(view, harness).budgetBytes)
         : view,
+    ),
+  };
+}
+
+/**
+ * New tools: the block goes at the end of every specialist's view (the router picks labels, not tools), in
+ * full and in the turn's compact form, so it survives the turn's compaction.
+ */
+function applyToolsChanged(
+  views: ConversationViews,
+  event: TimelineEventOf<"tools_changed">,
+  harness: HarnessDocument,
+): ConversationViews {
+  const turn = readOpenTurn(views, event.turnId);
+  if (!turn) return views;
+  const line = renderToolsBlock(harness, event.tools);
+  return {
+    ...views,
+    views: views.views.map((view) =>
+      view.adapter === harness.router.adapter
+        ? view
+        : appendToViewTurn(
+            view,
+            turn.turnId,
+            { full: line, compact: line },
+            measureViewRoomBytes(view, harness).budgetBytes,
+          ),
     ),
   };
 }
