@@ -175,16 +175,14 @@ function applyToolsChanged(
   const line = renderToolsBlock(harness, event.tools);
   return {
     ...views,
-    views: views.views.map((view) =>
-      view.adapter === harness.router.adapter
-        ? view
-        : appendToViewTurn(
-            view,
-            turn.turnId,
-            { full: line, compact: line },
-            measureViewRoomBytes(view, harness).budgetBytes,
-          ),
-    ),
+    views: views.views.map((view) => {
+      if (view.adapter === harness.router.adapter) return view;
+      // Clipped to leave the turn's reserve free: the answer line must still fit, or the answer prompt
+      // would stop being a prefix of the view. Refusing a tool set too large for the view is the API's job.
+      const { roomBytes } = measureViewRoomBytes(view, harness);
+      const limitBytes = roomBytes + countUtf8Bytes(view.header);
+      return appendToViewTurn(view, turn.turnId, { full: line, compact: line }, limitBytes);
+    }),
   };
 }
 

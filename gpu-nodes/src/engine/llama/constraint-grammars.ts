@@ -10,11 +10,17 @@ import { buildChoiceGrammar, type EngineConstraint } from "../engine.ts";
 const MAX_CACHED_GRAMMARS = 64;
 
 /**
- * node-llama-cpp closes a JSON schema grammar with `"\n\n\n\n" [\n]*` and stops on those newlines; inside a
- * composed grammar the call ends where its JSON ends, so that tail is cut and the root renamed.
+ * node-llama-cpp closes a JSON schema grammar with `"\n\n\n\n" [\n]*` and stops on those newlines (a trick for
+ * chat sessions); here a JSON value ends where its grammar completes, so that tail is cut and the root renamed.
  */
 const JSON_SCHEMA_ROOT = /^root ::= (.*) "\\n\\n\\n\\n" \[\\n\]\*$/m;
-const CALL_RULE = "molmesh-call";
+const JSON_RULE = "molmesh-json";
+/**
+ * Its numbers allow exponents of up to 16 digits: `"integer"` then admits `5e-3` (not an integer) and any
+ * number `1e999` (Infinity to JSON.parse). Integers lose the exponent, other numbers keep at most two digits.
+ */
+const LOOSE_EXPONENT = ' ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?';
+const TIGHT_EXPONENT = " ([eE] [-+]? [0-9]{1,2})?";
 /**
  * `auto`: the first character decides. Plain text may not start with `<`; a call starts with the marker. So
  * the model's choice between text and a call is itself decoded under the grammar, and the node knows which
@@ -22,18 +28,38 @@ const CALL_RULE = "molmesh-call";
  */
 const TEXT_RULE = "molmesh-text ::= [^<] [^\\x00]*";
 
-function quoteGbnf(text: string): string {
-  return JSON.stringify(text);
-}
-
-/** GBNF text of the tool-call language for one call schema: marker + call, or (auto) text as well. */
-export function composeToolGrammar(callGrammar: string, mode: "auto" | "required"): string {
-  if (!JSON_SCHEMA_ROOT.test(callGrammar)) {
+/** node-llama-cpp's GBNF for a schema, made exact (see above), with its root as the rule `molmesh-json`. */
+export function tightenJsonSchemaGrammar(grammar: string): string {
+  if (!JSON_SCHEMA_ROOT.test(grammar)) {
     throw new EngineFailureError("node-llama-cpp's JSON schema grammar has an unexpected root rule");
   }
-  const body = callGrammar.replace(JSON_SCHEMA_ROOT, `${CALL_RULE} ::= $1`);
-  const call = `${quoteGbnf(TOOL_CALL_MARKER)} ${CALL_RULE}`;
-  const root = mode === "auto" ? `root ::= molmesh-text | ${call}\n${TEXT_RULE}` : `root ::= ${call}`;
+  const lines = grammar
+    .replace(JSON_SCHEMA_ROOT, `${JSON_RULE} ::= $1`)
+    .split("\n")
+    .map((line) =>
+      line.startsWith("integer-number-rule ::=")
+        ? line.replace(LOOSE_EXPONENT, "")
+        : line.replace(LOOSE_EXPONENT, TIGHT_EXPONENT),
+    );
+  const tightened = lines.join("\n");
+  if (tightened.includes(LOOSE_EXPONENT)) {
+    throw new EngineFailureError(
+      "node-llama-cpp's JSON number rules changed; the output grammar would be loose",
+    );
+  }
+  return tightened;
+}
+
+/** The whole GBNF for a constraint on JSON: the value alone, or (tools) the tool-call language around it. */
+export function composeJsonGrammar(jsonGrammar: string, mode: "json" | "auto" | "required"): string {
+  const body = tightenJsonSchemaGrammar(jsonGrammar);
+  const call = `${JSON.stringify(TOOL_CALL_MARKER)} ${JSON_RULE}`;
+  const root =
+    mode === "json"
+      ? `root ::= ${JSON_RULE}`
+      : mode === "auto"
+        ? `root ::= molmesh-text | ${call}\n${TEXT_RULE}`
+        : `root ::= ${call}`;
   return `${root}\n${body}`;
 }
 
@@ -45,22 +71,25 @@ export function createConstraintGrammars(
   llama: Llama,
 ): (constraint: EngineConstraint) => Promise<LlamaGrammar> {
   const cache = new Map<string, Promise<LlamaGrammar>>();
-  const jsonSchemaGrammar = (schema: SubsetSchema): Promise<LlamaGrammar> =>
-    // The subset's GBNF shape is node-llama-cpp's own schema type, minus its generic $defs parameter.
-    llama.createGrammarForJsonSchema<GbnfJsonSchema>(toGbnfJsonSchema(schema));
+  async function jsonSchemaGrammar(
+    schema: SubsetSchema,
+    mode: "json" | "auto" | "required",
+  ): Promise<LlamaGrammar> {
+    // Compiled once to read its GBNF text; the grammar decoded under is the tightened composition.
+    const generated = await llama.createGrammarForJsonSchema<GbnfJsonSchema>(toGbnfJsonSchema(schema));
+    return llama.createGrammar({ grammar: composeJsonGrammar(generated.grammar, mode) });
+  }
 
   async function compile(constraint: EngineConstraint): Promise<LlamaGrammar> {
     switch (constraint.type) {
       case "choice":
         return llama.createGrammar({ grammar: buildChoiceGrammar(constraint.choices) });
       case "json_schema":
-        return jsonSchemaGrammar(constraint.schema);
+        return jsonSchemaGrammar(constraint.schema, "json");
       case "json_object":
         return llama.getGrammarFor("json");
-      case "tools": {
-        const call = await jsonSchemaGrammar(constraint.callSchema);
-        return llama.createGrammar({ grammar: composeToolGrammar(call.grammar, constraint.mode) });
-      }
+      case "tools":
+        return jsonSchemaGrammar(constraint.callSchema, constraint.mode);
     }
   }
 
