@@ -71,7 +71,7 @@ export function toGbnfJsonSchema(schema: SubsetSchema): GbnfJsonSchemaShape {
 /** Standard JSON Schema with every property required and no additional properties, for vLLM and llama-server. */
 export function toStrictJsonSchema(schema: SubsetSchema): { [key: string]: JsonValue } {
   if ("anyOf" in schema) return { ...schema, anyOf: schema.anyOf.map(toStrictJsonSchema) };
-  if ("enum" in schema || "const" in schema) return { ...schema } as { [key: string]: JsonValue };
+  if ("enum" in schema || "const" in schema) return { ...schema };
   if (schema.type === "object") {
     const properties = Object.fromEntries(
       Object.entries(schema.properties).map(([name, value]) => [name, toStrictJsonSchema(value)]),
@@ -79,5 +79,5 @@ export function toStrictJsonSchema(schema: SubsetSchema): { [key: string]: JsonV
     return { ...schema, properties, required: Object.keys(properties), additionalProperties: false };
   }
   if (schema.type === "array") return { ...schema, items: toStrictJsonSchema(schema.items) };
-  return { ...schema } as { [key: string]: JsonValue };
+  return { ...schema };
 }

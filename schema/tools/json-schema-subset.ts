@@ -237,14 +237,18 @@ function checkNode(node: unknown, pointer: string, depth: number, walk: Walk): v
   if (++walk.nodes > MAX_SCHEMA_NODES)
     refuse("schema_too_large", null, pointer, `schemas may hold at most ${MAX_SCHEMA_NODES} subschemas`);
   if (!isRecord(node)) refuse("invalid_schema", null, pointer, "a schema must be a JSON object");
-  if ("enum" in node) return checkLiterals(node, "enum", pointer);
-  if ("const" in node) return checkLiterals(node, "const", pointer);
+  if ("enum" in node || "const" in node) {
+    checkLiterals(node, "enum" in node ? "enum" : "const", pointer);
+    return;
+  }
   if ("anyOf" in node) {
     checkKeywords(node, ["anyOf"], pointer);
     const options = node["anyOf"];
     if (!Array.isArray(options) || options.length === 0)
       refuse("invalid_schema", "anyOf", `${pointer}/anyOf`, "anyOf must list at least one schema");
-    options.forEach((option: unknown, i) => checkNode(option, `${pointer}/anyOf/${i}`, depth + 1, walk));
+    options.forEach((option: unknown, i) => {
+      checkNode(option, `${pointer}/anyOf/${i}`, depth + 1, walk);
+    });
     return;
   }
   const type = node["type"];
@@ -261,12 +265,16 @@ function checkNode(node: unknown, pointer: string, depth: number, walk: Walk): v
   }
   if (Array.isArray(type)) {
     readPrimitiveTypes(type, pointer);
-    return checkKeywords(node, ["type"], pointer);
+    checkKeywords(node, ["type"], pointer);
+    return;
   }
   const allowed = typeof type === "string" ? KEYWORDS_BY_TYPE[type] : undefined;
   if (allowed === undefined)
     refuse("invalid_schema", "type", `${pointer}/type`, `unknown type ${JSON.stringify(type)}`);
-  if (type === "object") return checkObject(node, pointer, depth, walk);
+  if (type === "object") {
+    checkObject(node, pointer, depth, walk);
+    return;
+  }
   checkKeywords(node, allowed, pointer);
   if (type === "array") {
     if (!("items" in node)) refuse("invalid_schema", "items", pointer, "an array schema needs items");

@@ -164,8 +164,8 @@ export class ToolCallTextScanner {
       if (char === "{" && this.#depth === this.#elementDepth) {
         this.#calls.push({ name: "", arguments: "" });
         this.#key = "";
-      } else if (this.#depth === (this.#elementDepth ?? 0) + 1 && this.#key === "arguments") {
-        this.#argsDepth ??= this.#depth;
+      } else if (this.#depth === this.#elementDepth + 1 && this.#key === "arguments") {
+        this.#argsDepth = this.#depth;
       }
     } else if (char === "}" || char === "]") {
       this.#depth -= 1;

@@ -54,10 +54,9 @@ describe("the JSON schema subset checker", () => {
     const nest = (levels: number): unknown =>
       levels === 1 ? { type: "string" } : object({ x: nest(levels - 1) });
     expect(checkJsonSchemaSubset(nest(MAX_SCHEMA_DEPTH)).ok).toBe(true);
-    expect(issueOf(nest(MAX_SCHEMA_DEPTH + 1))).toMatchObject({
-      code: "schema_too_deep",
-      pointer: expect.stringMatching(/^(\/properties\/x){8}$/),
-    });
+    const deep = issueOf(nest(MAX_SCHEMA_DEPTH + 1));
+    expect(deep.code).toBe("schema_too_deep");
+    expect(deep.pointer).toBe("/properties/x".repeat(MAX_SCHEMA_DEPTH));
   });
 
   it("refuses schemas past the node and size limits", () => {

@@ -34,9 +34,7 @@ function scan(pieces: string[]): { events: ToolTextEvent[]; scanner: ToolCallTex
 
 describe("ToolCallTextScanner", () => {
   const single = `${TOOL_CALL_MARKER}{"name": "get_weather", "arguments": {"city": "Oslo \\"}{\\" x"}}`;
-  const parallel =
-    `${TOOL_CALL_MARKER}[{"name":"add","arguments":{"a":1,"b":{"x":2}["b"]}}]`.replace('{"x":2}["b"]', "2") +
-    "";
+  const parallel = `${TOOL_CALL_MARKER}[{"name":"add","arguments":{"a":1,"b":2}}]`;
   const twoCalls = `${TOOL_CALL_MARKER}[{"name": "add", "arguments": {"a": 1, "b": 2}},\n {"name": "get_weather", "arguments": {"city": "{["}}]`;
 
   it("streams each call's arguments exactly, however the text is chunked", () => {

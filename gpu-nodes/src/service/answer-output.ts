@@ -60,7 +60,9 @@ export function createAnswerOutput(
   constraint: OutputConstraint | undefined,
   emit: (part: OutputPartBody) => void,
 ): AnswerOutput {
-  const emitText = (delta: string): void => emit({ type: "text-delta", delta });
+  const emitText = (delta: string): void => {
+    emit({ type: "text-delta", delta });
+  };
   if (constraint === undefined) {
     return {
       engineConstraint: undefined,

@@ -67,7 +67,9 @@ export async function serveAnswerHop(
     stop: sampling.stop,
     signal: ctx.signal,
     ...(output.engineConstraint === undefined ? {} : { constraint: output.engineConstraint }),
-    onTextDelta: (delta) => output.onTextDelta(delta),
+    onTextDelta: (delta) => {
+      output.onTextDelta(delta);
+    },
   });
   emit({
     type: "finish",
