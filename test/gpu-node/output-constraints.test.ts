@@ -1,7 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { validateJsonValue } from "../../schema/tools/validate-json-value.ts";
-import { TOOL_CALL_MARKER } from "../../schema/tools/tool-call-text.ts";
 import {
   WIRE_VERSION,
   buildHopSubject,
@@ -178,10 +177,5 @@ describe("answers under an output constraint (real llama.cpp, tiny random model)
       expect(parts).toHaveLength(1);
       expect(parts[0]).toMatchObject({ type: "error", error: { code: "bad_request" } });
     }
-  });
-
-  it("keeps the marker out of text answers' views: the prompt plus a call is still a prefix", () => {
-    // The tool-call language starts with the marker, so a view that appends the call keeps the prompt as prefix.
-    expect(TOOL_CALL_MARKER.startsWith("<")).toBe(true);
   });
 });

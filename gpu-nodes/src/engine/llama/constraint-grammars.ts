@@ -36,13 +36,10 @@ export function tightenJsonSchemaGrammar(grammar: string): string {
   const lines = grammar
     .replace(JSON_SCHEMA_ROOT, `${JSON_RULE} ::= $1`)
     .split("\n")
-    .map((line) =>
-      line.startsWith("integer-number-rule ::=")
-        ? line.replace(LOOSE_EXPONENT, "")
-        : line.replace(LOOSE_EXPONENT, TIGHT_EXPONENT),
-    );
+    // An integer rule is a number rule without a fraction, whatever node-llama-cpp names it.
+    .map((line) => line.replace(LOOSE_EXPONENT, line.includes('("."') ? TIGHT_EXPONENT : ""));
   const tightened = lines.join("\n");
-  if (tightened.includes(LOOSE_EXPONENT)) {
+  if (/\[eE\] \[-\+\]\?/.test(tightened.replaceAll(TIGHT_EXPONENT, ""))) {
     throw new EngineFailureError(
       "node-llama-cpp's JSON number rules changed; the output grammar would be loose",
     );
