@@ -158,6 +158,23 @@ export const summaryFailedEventSchema = z.object({
   message: z.string(),
 });
 
+/**
+ * The function tools of the turn differ from the ones the views last showed (or appear for the first time).
+ * Comes right after the turn's user_message; every specialist view appends the tools block (see
+ * schema/harness/tools-block.ts), so a change of tools only ever adds to the end of a view.
+ */
+export const toolsChangedEventSchema = z.object({
+  ...base,
+  type: z.literal("tools_changed"),
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string().optional(),
+      parameters: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+
 export const timelineEventSchema = z.discriminatedUnion("type", [
   userMessageEventSchema,
   routeDecisionEventSchema,
@@ -170,6 +187,7 @@ export const timelineEventSchema = z.discriminatedUnion("type", [
   contextMessagesEventSchema,
   responseDeletedEventSchema,
   itemDeletedEventSchema,
+  toolsChangedEventSchema,
 ]);
 export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 export type TimelineEventType = TimelineEvent["type"];

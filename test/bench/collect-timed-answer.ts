@@ -27,11 +27,13 @@ export async function collectTimedAnswer(
     } else if (part.type === "text-delta") {
       firstDeltaAt ??= performance.now();
       deltas.push(part.delta);
-    } else {
+    } else if (part.type === "finish") {
       const ended = performance.now();
       const first = firstDeltaAt ?? ended;
       return {
         deltas,
+        // The bench decodes plain text: no tools constraint, so no argument deltas.
+        toolDeltas: [],
         text: deltas.join(""),
         finish: part,
         revision,

@@ -12,7 +12,7 @@ export function createInstantEngine(adapters: readonly string[]): Engine {
     adapters: adapters.map((id) => ({ id, revision: "sha256:0000000000000000", lora: false })),
     // eslint-disable-next-line @typescript-eslint/require-await -- Engine.generate is async; this engine has nothing to wait for
     async generate(request) {
-      const text = request.constraint ? (request.constraint.choices[0] ?? "") : "ok.";
+      const text = request.constraint?.type === "choice" ? (request.constraint.choices[0] ?? "") : "ok.";
       request.onTextDelta?.(text);
       const list = warm.get(request.adapter) ?? [];
       warm.set(

@@ -109,6 +109,7 @@ describe("the served model at the edge", () => {
     startedAt: 0,
     updatedAt: 0,
     heartbeatIntervalMs: 1000,
+    features: [],
   });
   it("takes the family of the serving nodes and their smallest context; none before a heartbeat", () => {
     expect(readServedModel([], ["chat"])).toBeUndefined();

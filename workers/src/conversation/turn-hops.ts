@@ -184,7 +184,10 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           firstTokenAt ??= deps.now();
           progress.streamedChars += part.delta.length;
           q.onDelta(part.delta);
-        } else return { part, start, firstTokenAt };
+        } else if (part.type === "tool-call-delta" || part.finishReason === "tool_calls") {
+          // This hop asks for no tools, so a node that sends a call is broken.
+          throw new ProtocolError("answer stream carried a function call that was not asked for");
+        } else return { part: { ...part, finishReason: part.finishReason }, start, firstTokenAt };
       }
       throw new ProtocolError("answer stream ended without a finish part");
     },

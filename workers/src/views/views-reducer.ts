@@ -16,6 +16,7 @@ import {
   renderSystemLine,
   renderUserLine,
 } from "../../../schema/harness/render-view-lines.ts";
+import { renderToolsBlock } from "../../../schema/harness/tools-block.ts";
 import {
   clipMiddleWithMark,
   clipUtf8Bytes,
@@ -68,6 +69,8 @@ export function applyEventToViews(
     case "item_deleted":
       // Tombstones hide things from the API only: removing a line would rewrite the middle of the views.
       return views;
+    case "tools_changed":
+      return applyToolsChanged(views, event, harness);
   }
 }
 
@@ -188,6 +191,31 @@ function applyAnswer(
         ? appendToViewTurn(view, turn.turnId, { full: line }, measureViewRoomBytes(view, harness).budgetBytes)
         : view,
     ),
+  };
+}
+
+/**
+ * New tools: the block goes at the end of every specialist's view (the router picks labels, not tools), in
+ * full and in the turn's compact form, so it survives the turn's compaction.
+ */
+function applyToolsChanged(
+  views: ConversationViews,
+  event: TimelineEventOf<"tools_changed">,
+  harness: HarnessDocument,
+): ConversationViews {
+  const turn = readOpenTurn(views, event.turnId);
+  if (!turn) return views;
+  const line = renderToolsBlock(harness, event.tools);
+  return {
+    ...views,
+    views: views.views.map((view) => {
+      if (view.adapter === harness.router.adapter) return view;
+      // Clipped to leave the turn's reserve free: the answer line must still fit, or the answer prompt
+      // would stop being a prefix of the view. Refusing a tool set too large for the view is the API's job.
+      const { roomBytes } = measureViewRoomBytes(view, harness);
+      const limitBytes = roomBytes + countUtf8Bytes(view.header);
+      return appendToViewTurn(view, turn.turnId, { full: line, compact: line }, limitBytes);
+    }),
   };
 }
 

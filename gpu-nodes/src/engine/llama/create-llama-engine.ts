@@ -5,17 +5,16 @@ import {
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
-  type LlamaGrammar,
   type LlamaModel,
 } from "node-llama-cpp";
 import { UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
 import {
-  buildChoiceGrammar,
   type Engine,
   type EngineAdapterInfo,
   type EngineGenerateRequest,
   type EngineGenerateResult,
 } from "../engine.ts";
+import { createConstraintGrammars } from "./constraint-grammars.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
 import { describeServedModel, readFileMetadata } from "./tokenize-prompt.ts";
 import { SlotPool } from "./slot-pool.ts";
@@ -101,16 +100,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     throw error;
   }
 
-  const grammars = new Map<string, Promise<LlamaGrammar>>();
-  const grammarFor = (choices: readonly string[]): Promise<LlamaGrammar> => {
-    const text = buildChoiceGrammar(choices);
-    let grammar = grammars.get(text);
-    if (!grammar) {
-      grammar = llama.createGrammar({ grammar: text });
-      grammars.set(text, grammar);
-    }
-    return grammar;
-  };
+  const grammarFor = createConstraintGrammars(llama);
 
   return {
     kind: "llama.cpp",
@@ -120,11 +110,12 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     },
     servedModel: describeServedModel(model, options.contextSize),
     adapters: [...runtimes.values()].map((r) => r.info),
+    features: ["output:json_schema", "output:json_object", "output:tools", "output:tools-auto"],
 
     async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
       const runtime = runtimes.get(request.adapter);
       if (!runtime) throw new UnknownAdapterError(`adapter "${request.adapter}" is not loaded on this node`);
-      const grammar = request.constraint ? await grammarFor(request.constraint.choices) : undefined;
+      const grammar = request.constraint ? await grammarFor(request.constraint) : undefined;
       const queuedAt = options.now();
       const lease = await runtime.pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
