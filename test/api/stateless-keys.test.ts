@@ -15,9 +15,9 @@ function recordingContext(tenantId = "tenant_a") {
     newId: (prefix: string) => `${prefix}_${++next}`,
     conversations: (tenant: string, object: string) =>
       ({
-        startStatelessTurn: async (request: StatelessTurnRequest) => {
+        startStatelessTurn: (request: StatelessTurnRequest) => {
           calls.push({ object: `${tenant}:${object}`, request });
-          return { ok: true, stream: new ReadableStream() };
+          return Promise.resolve({ ok: true, stream: new ReadableStream() });
         },
       }) as unknown as ConversationHandle,
   } as unknown as AppDeps;

@@ -58,7 +58,7 @@ export async function openRawDecoder(o: {
           decodeTokensPerSecond: (generated - 1) / ((lastAt - firstAt) / 1000),
         };
       } finally {
-        sequence.dispose();
+        await sequence.dispose();
       }
     },
     async close() {

@@ -26,7 +26,7 @@ function storedConversation(scripted: Scripted = createScriptedHops({})) {
   const store = new MemoryConversationStore(META);
   const { deps, outbox, recorded } = createTestDeps(scripted.hops);
   const turns = new ConversationTurns({ ...deps, store, outbox });
-  const settled = () => turns.afterTurns(async () => undefined);
+  const settled = () => turns.afterTurns(() => Promise.resolve(undefined));
   return { store, turns, recorded, settled, scripted };
 }
 

@@ -147,7 +147,7 @@ describe("the edge over a real GPU node", () => {
     const first = await client.chat.completions.create({
       model: "mol:genui",
       messages,
-      max_tokens: 12,
+      max_completion_tokens: 12,
       prompt_cache_key: "edge-turns-chat",
     });
     const stream = await client.chat.completions.create({

@@ -107,6 +107,7 @@ describe("generateOnSequence on a real tokenizer", () => {
     llama = await getLlama({ gpu: false, build: "never", maxThreads: 1, logLevel: LlamaLogLevel.error });
   });
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
     await llama?.dispose();
   });
 

@@ -80,7 +80,7 @@ export class SlotTokens {
     }
     const rest = o.prompt.slice(best.chars);
     const tokens = [...this.#tokens.slice(0, best.tokens), ...(rest.length > 0 ? o.tokenize(rest) : [])];
-    const kept = this.#boundaries.filter((b) => b.tokens <= (best as TextBoundary).tokens);
+    const kept = this.#boundaries.filter((b) => b.tokens <= best.tokens);
     const end = { tokens: tokens.length, chars: o.prompt.length };
     return {
       conversationId: o.conversationId,

@@ -164,7 +164,7 @@ export function createResponseBodySchema(limits: RequestLimits) {
         const last = body.input[lastIndex];
         if (last && (!isMessage(last) || last.role !== "user"))
           issue(
-            ["input", lastIndex, ...(last && isMessage(last) ? ["role"] : [])],
+            ["input", lastIndex, ...(isMessage(last) ? ["role"] : [])],
             "the last input item must be a user message",
           );
       }

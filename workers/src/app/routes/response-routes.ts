@@ -96,6 +96,7 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
       const started = await startOrFork(c, target, request, body.background === true, idempotencyKey);
       if (!started.ok) throw toRefusalError(started.result, started.conversationId, previous);
       if (started.kind === "background")
+        // eslint-disable-next-line @typescript-eslint/return-await -- outside the refund: the background turn has started and is charged
         return serveBackground(c, started.handle, started.conversationId, started.turnId, body, limitHeaders);
       const parts = await openTurnStream(started.stream);
       if (body.stream)
@@ -270,7 +271,7 @@ function readEcho(body: CreateResponseBody, input: ResponseInputParts): Response
     previousResponseId: body.previous_response_id,
     inConversation: body.conversation !== undefined,
   };
-  return Object.fromEntries(Object.entries(echo).filter(([, v]) => v !== undefined)) as ResponseEcho;
+  return Object.fromEntries(Object.entries(echo).filter(([, v]) => v !== undefined));
 }
 
 /** A stateless turn keeps no echo of its own: the options carry it. */
