@@ -228,7 +228,11 @@ export class ConversationObject
       decoded.kind === "attach"
         ? (this.#turns.attach(decoded.turnId) ?? notFound(decoded.turnId))
         : decoded.kind === "stored"
-          ? this.#turns.startTurn(decoded.request, newTurnId(decoded.request.conversationId))
+          ? // Turn ids name the conversation they are stored in (its meta id), which is where reads go.
+            this.#turns.startTurn(
+              decoded.request,
+              newTurnId(this.#store.readMeta()?.id ?? decoded.request.conversationId),
+            )
           : startStatelessTurn({ ...this.#deps, newTurnId }, decoded.request);
     if (!result.ok) return Response.json(result.refusal, { status: result.refusal.status });
     return new Response(result.stream, { headers: { "content-type": "application/x-ndjson" } });
