@@ -155,8 +155,8 @@ export class ConversationObject
     return { ...meta, metadata };
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
   async readTurn(turnId: string) {
+    await this.#turns.started(turnId);
     const meta = this.#store.readMeta();
     return meta ? storedTurns.readStoredTurn(this.#store, meta.id, turnId) : null;
   }

@@ -32,6 +32,8 @@ export class ConversationTurns {
   readonly #cancels = new Map<string, AbortController>();
   /** Settles when the turn's answer is decided (its client stream has ended); summary and charge may follow. */
   readonly #answered = new Map<string, Promise<void>>();
+  /** Resolves once a turn's user message is in the timeline (its first part went out), or it ended. */
+  readonly #started = new Map<string, Promise<void>>();
   readonly #broadcasts = new Map<string, PartBroadcast<TurnStreamPart>>();
   /** The latest turn including queued ones (the timeline only has it once its turn runs). */
   #claimedLatest: string | undefined;
@@ -89,13 +91,17 @@ export class ConversationTurns {
     this.#cancels.set(id, cancel);
     let answered = (): void => undefined;
     this.#answered.set(id, new Promise<void>((resolve) => (answered = resolve)));
+    let started = (): void => undefined;
+    this.#started.set(id, new Promise<void>((resolve) => (started = resolve)));
     const client: TurnClient = {
       signal: stream.signal,
       push: (part) => {
+        started();
         stream.push(part);
         broadcast.push(part);
       },
       close: () => {
+        started();
         stream.close();
         broadcast.close();
         answered();
@@ -122,6 +128,7 @@ export class ConversationTurns {
       } finally {
         this.#cancels.delete(id);
         this.#answered.delete(id);
+        this.#started.delete(id);
         client.close();
       }
     });
@@ -143,6 +150,15 @@ export class ConversationTurns {
     // A replay for a key already seen is of the turn that key started.
     const key = request.idempotency?.key;
     return { ok: true, turnId: (key && this.#deps.store.readIdempotency(key)?.turnId) || turnId };
+  }
+
+  /**
+   * Resolves once a turn this object accepted is readable from the timeline; at once for any other. A background
+   * turn is answered `queued` before its user message is appended (the harness is resolved first), so a read
+   * or cancel that follows at once waits for it here instead of finding nothing.
+   */
+  async started(turnId: string): Promise<void> {
+    await this.#started.get(turnId);
   }
 
   /** Resolves once the turn's answer is decided (answered, failed or cancelled); at once for one not running. */
