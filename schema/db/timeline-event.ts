@@ -4,7 +4,8 @@ import { timingsSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/inde
 /**
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
  * `user_message` and its events arrive in this order: route_decision, then answer | turn_failed |
- * turn_cancelled, then (after an answer) summary | summary_failed. Nothing is updated in place.
+ * turn_cancelled, then (after a genui answer) genui_validation, then (after an answer) summary | summary_failed.
+ * Nothing is updated in place.
  */
 const base = { turnId: z.string().min(1).max(64) };
 
@@ -101,6 +102,24 @@ export const summaryFailedEventSchema = z.object({
   message: z.string(),
 });
 
+/**
+ * The edge validator's verdict on a genui answer (the component module in it). Views ignore it; the API shows it
+ * as `mol.genui`, and a harness search can score a variant by it. A valid component is stored for the tenant;
+ * `renderUrl` is its capability link (token in the URL, only its hash stored with the component).
+ */
+export const genuiValidationEventSchema = z.object({
+  ...base,
+  type: z.literal("genui_validation"),
+  status: z.enum(["valid", "rejected"]),
+  findings: z.int().nonnegative(),
+  /** The first findings as `rule line:column message` lines, clipped; empty when valid. */
+  summary: z.string().max(2048),
+  componentId: z.string().max(64).optional(),
+  renderUrl: z.string().max(2048).optional(),
+  /** Unix seconds. */
+  renderUrlExpiresAt: z.int().nonnegative().optional(),
+});
+
 export const timelineEventSchema = z.discriminatedUnion("type", [
   userMessageEventSchema,
   routeDecisionEventSchema,
@@ -109,6 +128,7 @@ export const timelineEventSchema = z.discriminatedUnion("type", [
   turnCancelledEventSchema,
   summaryEventSchema,
   summaryFailedEventSchema,
+  genuiValidationEventSchema,
 ]);
 export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 export type TimelineEventType = TimelineEvent["type"];

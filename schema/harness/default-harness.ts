@@ -7,6 +7,7 @@ import {
   type SpecialistLabel,
 } from "../wire/v1/index.ts";
 import { CHAT_TEMPLATE_FAMILIES, type ChatTemplateFamily } from "./chat-templates.ts";
+import { GENUI_CONTRACT_PROMPT } from "./genui-contract-prompt.ts";
 import {
   HARNESS_VERSION,
   MAX_VIEW_BUDGET_BYTES,
@@ -45,10 +46,7 @@ const SPECIALIST_PROMPTS: Record<SpecialistLabel, { prompt: string; temperature:
     prompt: `You are the coding specialist. Write correct, idiomatic code with brief explanations; state assumptions and edge cases. ${OTHERS_NOTE}`,
     temperature: 0.2,
   },
-  genui: {
-    prompt: `You are the generative UI specialist. Produce user interface components and layouts as concise, valid markup. ${OTHERS_NOTE}`,
-    temperature: 0.4,
-  },
+  genui: { prompt: `${GENUI_CONTRACT_PROMPT} ${OTHERS_NOTE}`, temperature: 0.4 },
 };
 
 /** What the per-model defaults depend on: what the nodes serving the conversation advertise. */

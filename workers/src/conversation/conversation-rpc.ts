@@ -30,6 +30,8 @@ export const startTurnRequestSchema = z.object({
   sampling: samplingOverridesSchema.optional(),
   /** Idempotency-Key and the hash of the request body it came with. */
   idempotency: z.object({ key: z.string(), requestHash: z.string() }).optional(),
+  /** The API origin the turn came in on: a genui answer's render link points there. */
+  apiOrigin: z.url().optional(),
 });
 export type StartTurnRequest = z.infer<typeof startTurnRequestSchema>;
 

@@ -6,8 +6,9 @@
  * 2. route — a forced label, else the router hop, else the fallback (the previous specialist, else the harness
  *    default) → `route_decision`; the client gets `turn-start`.
  * 3. streamed answer — the specialist's deltas go to the client as they come; the client's cancel aborts the hop.
- * 4. append — `answer` (client gets `turn-finish`), `turn_failed` (`turn-error`) or `turn_cancelled`; the client's
- *    stream ends here, so nothing below is on its critical path.
+ * 4. append — `answer`, then for a genui answer its `genui_validation` (validated, stored when valid, see
+ *    validate-genui-answer.ts; client gets `turn-finish`), or `turn_failed` (`turn-error`) or `turn_cancelled`;
+ *    the client's stream ends here, so nothing below is on its critical path.
  * 5. webhook outbox — the turn's event (completed, or failed/cancelled) goes to the outbox.
  * 6. summary — stored turns with an answer only: the summary hop → `summary` | `summary_failed`, then its event.
  * 7. token charging — every hop's tokens against the tenant: the nodes' own figures, or for an answer that was
@@ -33,6 +34,7 @@ import type { ConversationMeta, ConversationStore } from "./conversation-store.t
 import { createMessagesTimeline, type Timeline } from "./timeline.ts";
 import { decideRoute, runAnswerHop, summarizeTurn, type AnswerProgress, type HopDeps } from "./turn-hops.ts";
 import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
+import { validateGenuiAnswer, type GenuiAnswerDeps } from "./validate-genui-answer.ts";
 
 export interface TurnLoopDeps extends HopDeps {
   /** The harness document's hash, recorded on each user message (computing it may be asynchronous). */
@@ -45,6 +47,8 @@ export interface TurnLoopDeps extends HopDeps {
   resolveHarness?: () => Promise<{ harness: HopDeps["harness"]; harnessHash: string }>;
   newTurnId: () => string;
   meter: UsageMeter;
+  /** Where a genui answer's valid component is stored; without it genui answers are only validated. */
+  genui?: GenuiAnswerDeps;
 }
 
 /** Where a stored conversation's webhook events go first (the Durable Object's outbox, then the queues). */
@@ -59,6 +63,7 @@ interface TurnJob {
   text: string;
   forcedLabel?: string | undefined;
   sampling?: StartTurnRequest["sampling"];
+  apiOrigin?: string | undefined;
   harnessHash: string;
   timeline: Timeline;
   outbox?: { meta: ConversationMeta; outbox: TurnOutbox };
@@ -222,6 +227,14 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
       });
       timeline.append(answer);
       answered = true;
+      const genui = await validateGenuiAnswer(deps.genui, {
+        turnId,
+        tenantId: job.tenantId,
+        label,
+        text: answer.text,
+        apiOrigin: job.apiOrigin,
+      });
+      if (genui) timeline.append(genui);
       client.push({ type: "turn-finish", turn: record() });
     } catch (error) {
       partial = { ...progress, promptChars: prompt.length };

@@ -55,6 +55,7 @@ export function applyEventToViews(
     case "turn_cancelled":
       return applyTurnEnd(views, event.turnId);
     case "summary_failed":
+    case "genui_validation":
       return views;
   }
 }

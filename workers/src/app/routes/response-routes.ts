@@ -39,6 +39,7 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
       text: readResponseInputText(body.input),
       ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
       sampling: readResponseSampling(body),
+      apiOrigin: new URL(c.req.url).origin,
       ...(idempotencyKey
         ? { idempotency: { key: idempotencyKey, requestHash: await hashRequestBody(body) } }
         : {}),
