@@ -44,6 +44,7 @@ export const statelessTurnRequestSchema = z.object({
   messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })),
   forcedLabel: z.string().optional(),
   sampling: samplingOverridesSchema.optional(),
+  apiOrigin: z.url().optional(),
 });
 export type StatelessTurnRequest = z.infer<typeof statelessTurnRequestSchema>;
 

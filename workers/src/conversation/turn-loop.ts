@@ -167,6 +167,7 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
       text: last?.content ?? "",
       forcedLabel: request.forcedLabel,
       sampling: request.sampling,
+      apiOrigin: request.apiOrigin,
       harnessHash,
       timeline: createMessagesTimeline(request.messages, deps.harness, deps.now),
       client,

@@ -21,7 +21,7 @@ export interface GenuiAnswer {
   tenantId: string;
   label: string;
   text: string;
-  /** The API origin the turn came in on; without it (a detached or stateless turn) nothing is stored. */
+  /** The API origin the turn came in on; without it (a detached turn) nothing is stored. */
   apiOrigin?: string | undefined;
 }
 

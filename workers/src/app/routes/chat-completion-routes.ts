@@ -45,6 +45,7 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
       messages,
       ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
       sampling: readChatSampling(body),
+      apiOrigin: new URL(c.req.url).origin,
     });
     if (!result.ok) throw new Error("stateless turns are never refused");
     const parts = await openTurnStream(result.stream);

@@ -13,12 +13,13 @@ import { storeValidComponent } from "../../genui/store-component.ts";
 import { renderFrameDocument, renderHostPage } from "../../genui/render-pages.ts";
 import { validateComponent, type GenuiValidationReport } from "../../genui/validate-component.ts";
 import { requireScope } from "../access-guards.ts";
+import { renderPlaygroundPage } from "../playground-page.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { MAX_BODY_BYTES, readLimitedBody } from "../read-json-body.ts";
 
 /**
  * GenUI components: `POST /v1/genui/components` validates and stores one (422 with the report when rejected),
- * `GET /playground/render/{id}?t=` (API origin) is its host page, and the sandbox origin serves only the frame
+ * `GET /playground/render/{id}?t=` (API origin) is its host page, `GET /playground` the chat page around them, and the sandbox origin serves only the frame
  * document and the frame runtime. Error codes added here: `genui_component_rejected` (422),
  * `genui_sandbox_unconfigured` (503).
  */
@@ -168,6 +169,11 @@ export function registerGenuiRoutes(app: OpenAPIHono<AppEnv>): void {
     const component = await c.var.deps.genuiComponents.get(c.var.tenantId, id);
     if (!component) throw createNotFoundError("genui_component", id);
     return c.json(formatComponent(component));
+  });
+
+  app.get("/playground", (c) => {
+    const page = renderPlaygroundPage(crypto.randomUUID().replace(/-/g, ""));
+    return c.body(page.body, 200, page.headers);
   });
 
   app.get("/playground/render/:id", async (c) => {
