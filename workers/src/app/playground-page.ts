@@ -3,8 +3,8 @@
  * a closure of the inline script (never storage, cookies or the URL), the page creates a conversation and sends
  * `/v1/responses` with `stream: true`, parsing the SSE with fetch + ReadableStream. Each turn shows what the
  * mesh did: route label and confidence, hop timings, cached tokens, the summary once ready, the harness hash,
- * and a genui answer's component inline, through its render link in `<iframe sandbox="allow-scripts">`; a
- * component's `ui/message` becomes the next user turn. All text goes in through `textContent`.
+ * and a genui answer's component inline through its render link (the host page, which frames the component in
+ * `<iframe sandbox="allow-scripts">` on the sandbox origin); a component's `ui/message` becomes the next user turn. All text goes in through `textContent`.
  */
 
 export function playgroundCsp(nonce: string): string {
@@ -109,7 +109,10 @@ const SCRIPT = String.raw`(() => {
     if (genui.summary) box.append(el("div", "error", genui.summary));
     if (genui.renderUrl) {
       const frame = document.createElement("iframe");
-      frame.setAttribute("sandbox", "allow-scripts");
+      // The render host page is our own code on this origin; the component runs in the frame inside it, on the
+      // sandbox origin, under sandbox="allow-scripts" alone. Sandboxing the host page opaque as well would make the
+      // frame's CSP frame-ancestors (which names this origin) refuse it: an opaque ancestor matches no source.
+      frame.setAttribute("sandbox", "allow-scripts allow-same-origin");
       frame.setAttribute("title", "component " + genui.componentId);
       frame.setAttribute("referrerpolicy", "no-referrer");
       frame.src = genui.renderUrl;
