@@ -111,6 +111,7 @@ async function render(browser: Browser, url: string, shot: string): Promise<{ ok
 }
 
 async function runVariant(
+  onFailure: () => string,
   variant: (typeof VARIANTS)[number],
   natsWsUrl: string,
   browser: Browser,
@@ -125,9 +126,14 @@ async function runVariant(
   const outcomes: Outcome[] = [];
   try {
     for (const [i, prompt] of prompts.entries()) {
-      const { text, genui } = await askGenui(edge.url, prompt);
+      const asked = await askGenui(edge.url, prompt).catch((error: unknown) => {
+        console.error(String(error), onFailure());
+        return { text: "", genui: undefined };
+      });
+      const { text, genui } = asked;
       const local = validateComponent(extractComponentSource(text)).report;
-      const compiles = !local.findings.some((f) => f.rule === "syntax-error");
+      // An empty or failed answer compiles nothing (the validator alone would only say "no default export").
+      const compiles = text.trim() !== "" && !local.findings.some((f) => f.rule === "syntax-error");
       const outcome: Outcome = {
         prompt,
         compiles,
@@ -237,7 +243,10 @@ async function main() {
       "MOL_BENCH_THREADS",
     ]);
     for (const variant of VARIANTS) {
-      results.push({ variant, outcomes: await runVariant(variant, nats.wsUrl, browser, prompts) });
+      results.push({
+        variant,
+        outcomes: await runVariant(() => node.output().slice(-3000), variant, nats.wsUrl, browser, prompts),
+      });
       // Written after each variant, so a long run that is stopped keeps what it measured.
       writeFileSync(
         join(OUT_DIR, "genui.json"),
