@@ -13,7 +13,7 @@ import type { MolGenui } from "../../schema/api/mol.ts";
 import { extractComponentSource } from "../../workers/src/genui/extract-component-source.ts";
 import { validateComponent } from "../../workers/src/genui/validate-component.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
-import { SMOLLM2_PATH } from "../harness/smollm2-path.ts";
+import { REAL_MODEL, REAL_MODEL_PATH } from "../harness/real-model.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
@@ -216,9 +216,9 @@ function renderReport(
 }
 
 async function main() {
-  if (!SMOLLM2_PATH)
+  if (!REAL_MODEL_PATH)
     throw new Error(
-      "SmolLM2-135M-Instruct.Q4_1.gguf not found: run `molmesh models pull smollm2-135m-instruct`",
+      `${REAL_MODEL.fileName} not found: run \`npm run molmesh -- models pull ${REAL_MODEL.name}\``,
     );
   const prompts = (
     JSON.parse(readFileSync(join(REPO_ROOT, "test/bench/genui-prompts.json"), "utf8")) as {
@@ -229,7 +229,7 @@ async function main() {
   mkdirSync(SHOT_DIR, { recursive: true });
   const nats = await startNatsServer();
   const node = spawnBenchNode("genui-bench-node", nats.url, {
-    MOL_BASE_MODEL: SMOLLM2_PATH,
+    MOL_BASE_MODEL: REAL_MODEL_PATH,
     MOL_THREADS: process.env.MOL_BENCH_THREADS ?? "2",
     MOL_SLOTS_PER_ADAPTER: "1",
   });

@@ -53,9 +53,18 @@ export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
   const paths = [
     createRoute({
       method: "get",
-      path: "/healthz",
-      responses: { 200: json("NATS reachable and a GPU node live"), 503: json("Not serving") },
+      path: "/livez",
+      responses: { 200: json("The edge runs") },
     }),
+    ...["/readyz", "/healthz"].map((path) =>
+      createRoute({
+        method: "get",
+        path,
+        description:
+          "Public: only `status`. With the admin token as bearer: NATS, live nodes and their load.",
+        responses: { 200: json("NATS reachable and a GPU node live"), 503: json("Not serving") },
+      }),
+    ),
     createRoute({
       method: "get",
       path: "/v1/models",

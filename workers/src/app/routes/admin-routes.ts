@@ -15,7 +15,7 @@ import {
   rotateApiKeyBodySchema,
   tenantLimitsBodySchema,
 } from "../../api/schemas/tenancy-schemas.ts";
-import { formatTenantLimits } from "../../api/format/format-tenant-limits.ts";
+import { formatTenantLimits } from "../../api/format/format-tenant.ts";
 import { createTenantAdmin, type TenantAdmin } from "../../tenancy/create-tenant-admin.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody, readOptionalJsonBody } from "../read-json-body.ts";
