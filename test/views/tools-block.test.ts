@@ -50,10 +50,14 @@ const timelineWithToolsArb = fc
   .map((turns) => {
     let shown: ViewTool[] | undefined;
     return turns.flatMap(([spec, tools], index) => {
-      const [user, ...rest] = buildTurnEvents(spec, index) as [TimelineEvent, ...TimelineEvent[]];
-      if (tools === undefined || !toolsChanged(shown, tools)) return [user, ...rest];
+      const events = buildTurnEvents(spec, index);
+      if (tools === undefined || !toolsChanged(shown, tools)) return events;
       shown = tools;
-      return [user, { type: "tools_changed", turnId: user.turnId, tools } satisfies TimelineEvent, ...rest];
+      // A turn may open with instructions or earlier messages: the tool set follows its user message.
+      const at = events.findIndex((event) => event.type === "user_message") + 1;
+      const user = events[at - 1] as TimelineEvent;
+      const changed = { type: "tools_changed", turnId: user.turnId, tools } satisfies TimelineEvent;
+      return [...events.slice(0, at), changed, ...events.slice(at)];
     });
   });
 
