@@ -31,12 +31,13 @@ function memoryComponents(fail = false): GenuiComponentStore & { rows: GenuiComp
   const rows: GenuiComponent[] = [];
   return {
     rows,
-    async create(component) {
-      if (fail) throw new Error("D1 is down");
+    create(component) {
+      if (fail) return Promise.reject(new Error("D1 is down"));
       rows.push(component);
+      return Promise.resolve();
     },
-    get: async (tenantId, id) => rows.find((r) => r.tenantId === tenantId && r.id === id),
-    getForRender: async (id) => rows.find((r) => r.id === id),
+    get: (tenantId, id) => Promise.resolve(rows.find((r) => r.tenantId === tenantId && r.id === id)),
+    getForRender: (id) => Promise.resolve(rows.find((r) => r.id === id)),
   };
 }
 
@@ -59,7 +60,7 @@ async function genuiTurn(answer: string, components = memoryComponents()) {
   });
   if (!result.ok) throw new Error(result.refusal.code);
   const parts = await collectParts(result.stream);
-  await turns.afterTurns(async () => undefined);
+  await turns.afterTurns(() => Promise.resolve());
   const finish = parts.find(
     (p): p is Extract<TurnStreamPart, { type: "turn-finish" }> => p.type === "turn-finish",
   );

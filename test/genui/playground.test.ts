@@ -60,8 +60,10 @@ beforeAll(async () => {
   if (SHOTS) mkdirSync(SHOTS, { recursive: true });
 }, 180_000);
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await browser?.close();
   await mesh?.stop();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 async function openSignedIn(width: number): Promise<Page> {
@@ -119,7 +121,7 @@ describe("GET /playground", () => {
     await page.evaluate(() => {
       new MutationObserver(() => {
         const answer = document.querySelector(".turn:last-child .answer");
-        (window as unknown as { __delta: (n: number) => void }).__delta(answer?.textContent?.length ?? 0);
+        (window as unknown as { __delta: (n: number) => void }).__delta(answer?.textContent.length ?? 0);
       }).observe(document.getElementById("turns") as HTMLElement, {
         subtree: true,
         childList: true,
