@@ -5,9 +5,16 @@ import { USAGE_GROUPS } from "../../usage/usage-report.ts";
 const day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "expected a UTC day, YYYY-MM-DD" })
-  .refine((value) => new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), {
-    message: "expected a calendar day that exists",
-  });
+  .refine(
+    (value) => {
+      // Runs after a failed regex too (zod reports every issue), so an unparsable value must not throw here.
+      const time = Date.parse(`${value}T00:00:00Z`);
+      return Number.isFinite(time) && new Date(time).toISOString().startsWith(value);
+    },
+    {
+      message: "expected a calendar day that exists",
+    },
+  );
 
 /** `GET /v1/usage` and `GET /v1/admin/tenants/{id}/usage`: which split, which days, which format. */
 export const usageQuerySchema = z
@@ -16,20 +23,16 @@ export const usageQuerySchema = z
       .enum(USAGE_GROUPS)
       .default("day")
       .openapi({ param: { name: "group_by", in: "query" }, description: "What each row sums over" }),
-    from: day
-      .optional()
-      .openapi({
-        param: { name: "from", in: "query" },
-        description: "First UTC day, included",
-        example: "2026-12-01",
-      }),
-    to: day
-      .optional()
-      .openapi({
-        param: { name: "to", in: "query" },
-        description: "Last UTC day, included",
-        example: "2026-12-31",
-      }),
+    from: day.optional().openapi({
+      param: { name: "from", in: "query" },
+      description: "First UTC day, included",
+      example: "2026-12-01",
+    }),
+    to: day.optional().openapi({
+      param: { name: "to", in: "query" },
+      description: "Last UTC day, included",
+      example: "2026-12-31",
+    }),
     format: z
       .enum(["json", "csv"])
       .optional()

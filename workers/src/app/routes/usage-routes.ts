@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createNotFoundError, createValidationError } from "../../api/errors/request-errors.ts";
-import { formatUsage, formatUsageCsv } from "../../api/format/format-usage.ts";
+import { formatUsageReport, formatUsageReportCsv } from "../../api/format/format-usage-report.ts";
 import { usageQuerySchema } from "../../api/schemas/usage-schemas.ts";
 import type { UsageQuery } from "../../usage/usage-report.ts";
 import type { AppEnv } from "../app-deps.ts";
@@ -27,8 +27,8 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>): void {
 async function serveUsage(c: Context<AppEnv>, tenantId: string): Promise<Response> {
   const { query, csv } = readUsageQuery(c);
   const buckets = await c.var.deps.usage.query(tenantId, query);
-  if (!csv) return c.json(formatUsage(query, buckets));
-  return c.body(formatUsageCsv(query, buckets), 200, {
+  if (!csv) return c.json(formatUsageReport(query, buckets));
+  return c.body(formatUsageReportCsv(query, buckets), 200, {
     "content-type": "text/csv; charset=utf-8",
     "content-disposition": `attachment; filename="usage-${tenantId}-by-${query.groupBy}.csv"`,
   });

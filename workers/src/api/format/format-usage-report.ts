@@ -23,7 +23,7 @@ function formatRow(groupBy: UsageGroupBy, bucket: UsageBucket): UsageRow {
 }
 
 /** `{object: "list", group_by, from, to, data}`: every group at once (one per user, key, day or adapter). */
-export function formatUsage(query: UsageQuery, buckets: readonly UsageBucket[]) {
+export function formatUsageReport(query: UsageQuery, buckets: readonly UsageBucket[]) {
   return {
     object: "list" as const,
     group_by: query.groupBy,
@@ -35,7 +35,7 @@ export function formatUsage(query: UsageQuery, buckets: readonly UsageBucket[]) 
 }
 
 /** RFC 4180: a header line, then one line per group; fields quoted when they hold a comma, quote or line break. */
-export function formatUsageCsv(query: UsageQuery, buckets: readonly UsageBucket[]): string {
+export function formatUsageReportCsv(query: UsageQuery, buckets: readonly UsageBucket[]): string {
   const header = [GROUP_FIELDS[query.groupBy], ...FIGURES];
   const lines = buckets.map((bucket) => {
     const row = formatRow(query.groupBy, bucket);
