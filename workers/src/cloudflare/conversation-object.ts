@@ -111,7 +111,10 @@ export class ConversationObject
       usage: {
         record: (turn) => {
           writeUsageDataPoints(env.MOL_ANALYTICS, turn);
-          return usage.record(turn);
+          // The loop ignores a failed record (the turn is done); the log line is what an operator can replay.
+          return usage.record(turn).catch((error: unknown) => {
+            console.error(JSON.stringify({ msg: "usage write failed", usage: turn, error: String(error) }));
+          });
         },
       },
     };
