@@ -114,7 +114,7 @@ describe("POST /v1/responses body", () => {
     [{ input: "hi", tools: [{ type: "function", name: "f" }] }, "ok"],
     [{ input: "hi", tools: [], tool_choice: "auto", text: { format: { type: "text" } } }, "ok"],
     [{ input: "hi", tool_choice: "required" }, "tool_choice"],
-    [{ input: "hi", text: { format: { type: "json_schema" } } }, "text.format.type"],
+    [{ input: "hi", text: { format: { type: "json_schema" } } }, "text.format.name"],
     [{ input: "hi", instructions: "x".repeat(31) }, "instructions"],
     [{ ...base, conversation: "" }, "conversation"],
     [{ ...base, input: "" }, "input"],
