@@ -53,7 +53,7 @@ describe("function calls as the APIs show them", { timeout: 5000 }, () => {
     expect(response.output).toEqual([
       {
         type: "function_call",
-        id: "fc_a1_0",
+        id: "fc_01_0",
         call_id: "call_a",
         name: "get_weather",
         arguments: CALLS[0]?.arguments,
@@ -61,7 +61,7 @@ describe("function calls as the APIs show them", { timeout: 5000 }, () => {
       },
       {
         type: "function_call",
-        id: "fc_a1_1",
+        id: "fc_01_1",
         call_id: "call_b",
         name: "add",
         arguments: CALLS[1]?.arguments,
@@ -135,8 +135,8 @@ describe("function calls as the APIs show them", { timeout: 5000 }, () => {
         e.type === "response.function_call_arguments.done",
     );
     expect(done.map((e) => [e.item_id, e.arguments])).toEqual([
-      ["fc_a1_0", CALLS[0]?.arguments],
-      ["fc_a1_1", CALLS[1]?.arguments],
+      ["fc_01_0", CALLS[0]?.arguments],
+      ["fc_01_1", CALLS[1]?.arguments],
     ]);
     const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
     expect(completed.response.output).toEqual(formatResponseObject(called).output);

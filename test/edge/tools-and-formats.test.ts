@@ -106,7 +106,11 @@ describe("function calling and structured outputs through the mesh", () => {
 
     const next = await client.responses.create({
       previous_response_id: response.id,
-      input: [{ type: "function_call_output", call_id: call.call_id, output: '{"temp": 21}' }],
+      // The AI SDK sends its earlier call back as a reference to the call item.
+      input: [
+        { type: "item_reference", id: call.id ?? "" },
+        { type: "function_call_output", call_id: call.call_id, output: '{"temp": 21}' },
+      ],
       tools: RESPONSE_TOOLS,
       tool_choice: "none",
       max_output_tokens: 16,
