@@ -10,6 +10,7 @@ import { formatChatCompletion } from "../../workers/src/api/format/format-chat-c
 import { formatResponseObject } from "../../workers/src/api/format/format-response-object.ts";
 import { createChatCompletionEventStream } from "../../workers/src/api/sse/create-chat-completion-event-stream.ts";
 import { createResponsesEventStream } from "../../workers/src/api/sse/create-responses-event-stream.ts";
+import { replayTurnParts } from "../../workers/src/conversation/replay-turn-parts.ts";
 import { renderToolCallText } from "../../workers/src/conversation/tool-turn-text.ts";
 import type { TurnRecord, TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import { collect, createClientFor } from "./sse-client.ts";
@@ -287,5 +288,25 @@ describe("requests into tools, constraints and turn text", () => {
         .replace(/^\./, "")
         .replaceAll(".[", "["),
     ).toBe(param);
+  });
+});
+
+describe("a stored call turn replayed", () => {
+  it("streams the same call items as the live stream's end state", async () => {
+    const parts: TurnStreamPart[] = [];
+    for await (const part of replayTurnParts(called)) parts.push(part);
+    expect(parts.filter((p) => p.type === "tool-call-delta")).toEqual(
+      CALLS.map((call, index) => ({
+        type: "tool-call-delta",
+        index,
+        id: call.id,
+        name: call.name,
+        argumentsDelta: call.arguments,
+      })),
+    );
+    const client = createClientFor(createResponsesEventStream(makeSource(parts).iterable));
+    const events = await collect(await client.responses.create({ model: "mol", input: "hi", stream: true }));
+    const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+    expect(completed.response.output).toEqual(formatResponseObject(called).output);
   });
 });
