@@ -1,0 +1,100 @@
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, Output, streamText, tool, type LanguageModel } from "ai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
+
+let mesh: TestMesh;
+let model: LanguageModel;
+
+beforeAll(async () => {
+  mesh = await startTestMesh();
+  // The AI SDK's OpenAI provider, unchanged: its default model speaks the Responses API.
+  model = createOpenAI({ baseURL: `${mesh.edge.url}/v1`, apiKey: TEST_API_KEY })("mol");
+}, 180_000);
+afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
+  await mesh?.stop();
+});
+
+/** The test model's weights are random: a turn cut by the token limit is finished too. */
+const FINISHED = ["stop", "length"];
+const SHORT = { maxOutputTokens: 16, maxRetries: 0 } as const;
+
+const weatherSchema = z.object({ city: z.string(), unit: z.enum(["celsius", "fahrenheit"]) });
+const recipeSchema = z.object({
+  title: z.string(),
+  servings: z.number().int(),
+  vegetarian: z.boolean(),
+  tags: z.array(z.string()),
+});
+
+describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
+  it("streams a turn with a system prompt and three earlier messages", async () => {
+    const result = streamText({
+      model,
+      system: "You are terse.",
+      messages: [
+        { role: "user", content: "name a colour" },
+        { role: "assistant", content: "Blue." },
+        { role: "user", content: "and another one" },
+      ],
+      ...SHORT,
+    });
+    const deltas: string[] = [];
+    for await (const delta of result.textStream) deltas.push(delta);
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(await result.text).toBe(deltas.join(""));
+    expect(FINISHED).toContain(await result.finishReason);
+    const usage = await result.usage;
+    expect(usage.outputTokens).toBeGreaterThan(0);
+    expect(usage.inputTokens).toBeGreaterThan(0);
+    expect((await result.response).id).toMatch(/^resp_/);
+  });
+
+  it("generates a turn without tools", async () => {
+    const result = await generateText({ model, prompt: "say hello", ...SHORT });
+    expect(FINISHED).toContain(result.finishReason);
+    expect(result.text.length).toBeGreaterThan(0);
+    expect(result.response.id).toMatch(/^resp_/);
+    expect(result.usage.outputTokens).toBeGreaterThan(0);
+  });
+
+  it("calls a named tool: arguments validate against its schema and the tool runs", async () => {
+    const calls: Array<z.infer<typeof weatherSchema>> = [];
+    const result = await generateText({
+      model,
+      prompt: "What is the weather in Paris?",
+      tools: {
+        get_weather: tool({
+          description: "The current weather in a city",
+          inputSchema: weatherSchema,
+          execute: (input) => {
+            calls.push(input);
+            return Promise.resolve({ temperature: 21 });
+          },
+        }),
+      },
+      toolChoice: { type: "tool", toolName: "get_weather" },
+      maxRetries: 0,
+    });
+    expect(result.finishReason).toBe("tool-calls");
+    expect(result.toolCalls).toHaveLength(1);
+    const [call] = result.toolCalls;
+    expect(call?.toolName).toBe("get_weather");
+    expect(weatherSchema.safeParse(call?.input).success).toBe(true);
+    expect(calls).toEqual([call?.input]);
+    expect(result.toolResults.map((r) => r.output)).toEqual([{ temperature: 21 }]);
+  });
+
+  it("produces an object that validates against a zod schema (Output.object)", async () => {
+    const result = await generateText({
+      model,
+      prompt: "A recipe for pancakes",
+      output: Output.object({ schema: recipeSchema, name: "recipe" }),
+      maxRetries: 0,
+    });
+    expect(recipeSchema.parse(result.output)).toEqual(result.output);
+    expect(result.finishReason).toBe("stop");
+  });
+});
