@@ -138,6 +138,14 @@ export function createResponseBodySchema(limits: RequestLimits) {
         })
         .optional(),
       truncation: z.literal("disabled", { error: "the conversation is never truncated" }).optional(),
+      // The Agents SDK always sends `include: []`; encrypted reasoning is a no-op (no output has reasoning items).
+      include: z
+        .array(
+          z.literal("reasoning.encrypted_content", {
+            error: "only reasoning.encrypted_content can be included (no logprobs, no hosted tools)",
+          }),
+        )
+        .optional(),
       ...harmlessOpenAiFields,
     })
     .superRefine((body, ctx) => {
