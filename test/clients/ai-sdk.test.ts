@@ -30,10 +30,10 @@ const recipeSchema = z.object({
 });
 
 describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
-  it("streams a turn with a system prompt and three earlier messages", async () => {
+  it("streams a turn with a system prompt (instructions) and three messages", async () => {
     const result = streamText({
       model,
-      system: "You are terse.",
+      instructions: "You are terse.",
       messages: [
         { role: "user", content: "name a colour" },
         { role: "assistant", content: "Blue." },
@@ -49,14 +49,14 @@ describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
     const usage = await result.usage;
     expect(usage.outputTokens).toBeGreaterThan(0);
     expect(usage.inputTokens).toBeGreaterThan(0);
-    expect((await result.response).id).toMatch(/^resp_/);
+    expect((await result.finalStep).response.id).toMatch(/^resp_/);
   });
 
   it("generates a turn without tools", async () => {
     const result = await generateText({ model, prompt: "say hello", ...SHORT });
     expect(FINISHED).toContain(result.finishReason);
     expect(result.text.length).toBeGreaterThan(0);
-    expect(result.response.id).toMatch(/^resp_/);
+    expect(result.finalStep.response.id).toMatch(/^resp_/);
     expect(result.usage.outputTokens).toBeGreaterThan(0);
   });
 

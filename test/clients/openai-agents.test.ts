@@ -1,5 +1,4 @@
 import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from "@openai/agents";
-import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
@@ -11,10 +10,13 @@ beforeAll(async () => {
   // Nothing leaves this machine: no trace export to OpenAI.
   setTracingDisabled(true);
   mesh = await startTestMesh();
-  // The Agents SDK, unchanged, over the Responses API of an official client pointed at molmesh.
-  const openAIClient = new OpenAI({ apiKey: TEST_API_KEY, baseURL: `${mesh.edge.url}/v1`, maxRetries: 0 });
+  // The Agents SDK, unchanged, over the Responses API; its provider builds its own client (it needs openai 7).
   runner = new Runner({
-    modelProvider: new OpenAIProvider({ openAIClient, useResponses: true }),
+    modelProvider: new OpenAIProvider({
+      apiKey: TEST_API_KEY,
+      baseURL: `${mesh.edge.url}/v1`,
+      useResponses: true,
+    }),
     tracingDisabled: true,
   });
 }, 180_000);

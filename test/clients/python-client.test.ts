@@ -34,6 +34,7 @@ async function runFlow(flow: string): Promise<unknown> {
     const { stderr } = error as { stderr?: string };
     throw new Error(
       `python flow ${flow} failed:\n${stderr?.trim().split("\n").slice(-8).join("\n") ?? String(error)}`,
+      { cause: error },
     );
   }
 }
