@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { timingsSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
+import { timingsSchema, toolCallSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
 
 /**
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
@@ -39,7 +39,7 @@ export type HopFacts = z.infer<typeof hopFactsSchema>;
 
 /**
  * What a `POST /v1/responses` asked for, kept so `GET /v1/responses/{id}` echoes it as the POST did. Informative
- * only: views never read it. `tools`/`tool_choice` are kept as sent (JSON) for when function calling lands.
+ * only: views never read it. `tools`, `tool_choice`, `text` are kept as sent (JSON).
  */
 export const responseEchoSchema = z.object({
   model: z.string().optional(),
@@ -49,6 +49,8 @@ export const responseEchoSchema = z.object({
   maxOutputTokens: z.number().optional(),
   tools: z.array(z.unknown()).optional(),
   toolChoice: z.unknown().optional(),
+  parallelToolCalls: z.boolean().optional(),
+  text: z.unknown().optional(),
   instructions: z.string().optional(),
   background: z.boolean().optional(),
   previousResponseId: z.string().optional(),
@@ -122,8 +124,11 @@ export const answerEventSchema = z.object({
   type: z.literal("answer"),
   adapter: z.string(),
   revision: z.string(),
+  /** The decoded text; for function calls, the calls as the model wrote them (marker and JSON). */
   text: z.string(),
-  finishReason: z.enum(["stop", "length"]),
+  finishReason: z.enum(["stop", "length", "tool_calls"]),
+  /** With finishReason `tool_calls`: each call, its `arguments` valid against its tool's schema. */
+  toolCalls: z.array(toolCallSchema).min(1).optional(),
   hop: hopFactsSchema,
 });
 

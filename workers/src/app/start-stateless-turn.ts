@@ -6,7 +6,7 @@ import { hashRequestBody } from "./read-idempotency-key.ts";
 
 export type StatelessTurnInput = Pick<
   StatelessTurnRequest,
-  "messages" | "forcedLabel" | "sampling" | "apiOrigin"
+  "messages" | "forcedLabel" | "sampling" | "apiOrigin" | "tools" | "constraint"
 > & {
   /** The client's `prompt_cache_key`, else its `user`: the turns it names share a KV slot on purpose. */
   cacheKey?: string | undefined;
@@ -47,5 +47,7 @@ export async function startStatelessTurn(
     ...(input.forcedLabel === undefined ? {} : { forcedLabel: input.forcedLabel }),
     ...(input.sampling === undefined ? {} : { sampling: input.sampling }),
     ...(input.apiOrigin === undefined ? {} : { apiOrigin: input.apiOrigin }),
+    ...(input.tools === undefined || input.tools.length === 0 ? {} : { tools: input.tools }),
+    ...(input.constraint === undefined ? {} : { constraint: input.constraint }),
   });
 }

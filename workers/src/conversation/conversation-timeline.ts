@@ -8,6 +8,7 @@ import {
 import { applyEventToViews } from "../views/views-reducer.ts";
 import { renderAnswerPrompt, renderRoutePrompt, renderSummaryPrompt } from "../views/render-prompts.ts";
 import type { ConversationStore } from "./conversation-store.ts";
+import type { ViewTool } from "../../../schema/harness/tools-block.ts";
 import type { Timeline } from "./timeline.ts";
 
 /** Events read per page when views must be rebuilt (first load, or a new harness document). */
@@ -70,6 +71,11 @@ export class ConversationTimeline implements Timeline {
     return renderSummaryPrompt(this.#views, label, this.#harness);
   }
 
+  shownTools(): ViewTool[] | undefined {
+    const [last] = this.#store.listEvents({ types: ["tools_changed"], order: "desc", limit: 1 });
+    return last?.type === "tools_changed" ? last.tools : undefined;
+  }
+
   /** The specialist that answered the most recent answered turn, if any. */
   lastAnsweredLabel(): string | undefined {
     const [last] = this.#store.listEvents({ types: ["answer"], order: "desc", limit: 1 });
@@ -113,4 +119,14 @@ export class ConversationTimeline implements Timeline {
       });
     }
   }
+}
+
+/** How far back a `function_call_output` may answer a call: the most recent answers of the conversation. */
+const CALL_LOOKBACK_ANSWERS = 1000;
+
+/** Whether a recent answer of this conversation made the call `callId` (a `function_call_output` answers one). */
+export function hasToolCall(store: ConversationStore, callId: string): boolean {
+  return store
+    .listEvents({ types: ["answer"], order: "desc", limit: CALL_LOOKBACK_ANSWERS })
+    .some((event) => event.type === "answer" && event.toolCalls?.some((call) => call.id === callId) === true);
 }

@@ -4,7 +4,7 @@ import { createPartStream } from "../lib/create-part-stream.ts";
 import { PartBroadcast } from "../lib/part-broadcast.ts";
 import { TurnQueue } from "../lib/turn-queue.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
-import { ConversationTimeline } from "./conversation-timeline.ts";
+import { ConversationTimeline, hasToolCall } from "./conversation-timeline.ts";
 import type { StartTurnRequest, StartTurnResult, TurnRefusal } from "./conversation-rpc.ts";
 import type { ConversationStore } from "./conversation-store.ts";
 import { readItem, readLatestTurnId, readStoredTurn, readTombstones } from "./stored-turns.ts";
@@ -211,6 +211,17 @@ export class ConversationTurns {
     for (const itemId of request.itemReferences ?? []) {
       if (!meta || !readItem(store, meta.id, itemId))
         return refuse(404, "item_not_found", `No item found with id '${itemId}'.`, "input");
+    }
+    const calls = request.outsideCallIds ?? [];
+    if (calls.length > 0) {
+      const unknown = calls.find(({ callId }) => !hasToolCall(store, callId));
+      if (unknown)
+        return refuse(
+          400,
+          "invalid_value",
+          `No tool call found for function call output with call_id ${unknown.callId}.`,
+          `input[${unknown.index}].call_id`,
+        );
     }
     return undefined;
   }

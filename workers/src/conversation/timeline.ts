@@ -1,5 +1,6 @@
 import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
+import type { ViewTool } from "../../../schema/harness/tools-block.ts";
 import { renderChatMessagesPrompt } from "../views/render-prompts.ts";
 
 /**
@@ -19,6 +20,11 @@ export interface Timeline {
   lastAnsweredLabel(): string | undefined;
   /** The node that last served `adapter` in this conversation (its KV is warm there). */
   lastNodeFor(adapter: string): string | undefined;
+  /**
+   * The tools the views show now (the last `tools_changed`); the turn loop appends a new one when the turn's
+   * differ. Absent where the prompt shows the request's tools itself (a stateless turn).
+   */
+  shownTools?(): ViewTool[] | undefined;
 }
 
 export interface ChatMessage {
@@ -34,6 +40,7 @@ export function createMessagesTimeline(
   messages: readonly ChatMessage[],
   harness: HarnessDocument,
   now: () => number,
+  tools: readonly ViewTool[] = [],
 ): Timeline {
   const events: StoredTimelineEvent[] = [];
   return {
@@ -48,7 +55,7 @@ export function createMessagesTimeline(
     },
     readTurn: (turnId) => events.filter((event) => event.turnId === turnId),
     routePrompt: () => renderChatMessagesPrompt(messages, "router", harness),
-    answerPrompt: (label) => renderChatMessagesPrompt(messages, label, harness),
+    answerPrompt: (label) => renderChatMessagesPrompt(messages, label, harness, tools),
     lastAnsweredLabel: () => undefined,
     lastNodeFor: () => undefined,
   };

@@ -4,8 +4,11 @@ import {
   ProtocolError,
   WIRE_VERSION,
   toWireErrorPayload,
+  type OutputConstraint,
   type StartPart,
+  type ToolCallDeltaPart,
 } from "../../../schema/wire/v1/index.ts";
+import { renderToolCallText } from "./tool-turn-text.ts";
 import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
 import type { SamplingOverrides } from "./conversation-rpc.ts";
 import { placeHop, type HopPlacement } from "./place-hop.ts";
@@ -130,6 +133,10 @@ export interface AnswerQuestion extends HopTarget {
   sampling?: SamplingOverrides | undefined;
   signal: AbortSignal;
   onDelta: (delta: string) => void;
+  /** What the answer is decoded under (tools, JSON); absent: free text. */
+  constraint?: OutputConstraint | undefined;
+  /** Each slice of a function call's arguments, under a `tools` constraint. */
+  onToolCallDelta?: (part: Pick<ToolCallDeltaPart, "index" | "id" | "name" | "argumentsDelta">) => void;
   /** Updated as the hop runs, and still telling after it threw. */
   progress: AnswerProgress;
 }
@@ -168,6 +175,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           view: q.prompt,
           sampling: { ...specialist.sampling, ...q.sampling },
           timeoutMs: specialist.answerTimeoutMs,
+          ...(q.constraint === undefined ? {} : { constraint: q.constraint }),
         },
         {
           subject,
@@ -184,10 +192,23 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           firstTokenAt ??= deps.now();
           progress.streamedChars += part.delta.length;
           q.onDelta(part.delta);
-        } else if (part.type === "tool-call-delta" || part.finishReason === "tool_calls") {
+        } else if (
+          q.constraint?.type !== "tools" &&
+          (part.type === "tool-call-delta" || part.finishReason === "tool_calls")
+        ) {
           // This hop asks for no tools, so a node that sends a call is broken.
           throw new ProtocolError("answer stream carried a function call that was not asked for");
-        } else return { part: { ...part, finishReason: part.finishReason }, start, firstTokenAt };
+        } else if (part.type === "tool-call-delta") {
+          firstTokenAt ??= deps.now();
+          // Counted as streamed: once a call started reaching the client, another node may not redo it.
+          progress.streamedChars += part.argumentsDelta.length + 1;
+          const { index, id, name, argumentsDelta } = part;
+          q.onToolCallDelta?.({ index, id, name, argumentsDelta });
+        } else {
+          if (part.finishReason === "tool_calls" && part.toolCalls === undefined)
+            throw new ProtocolError("a tool_calls finish carried no calls");
+          return { part, start, firstTokenAt };
+        }
       }
       throw new ProtocolError("answer stream ended without a finish part");
     },
@@ -198,8 +219,9 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
     turnId: q.turnId,
     adapter: specialist.adapter,
     revision: value.start?.revision ?? "unknown",
-    text: value.part.text,
+    text: value.part.toolCalls ? renderToolCallText(value.part.toolCalls) : value.part.text,
     finishReason: value.part.finishReason,
+    ...(value.part.toolCalls ? { toolCalls: value.part.toolCalls } : {}),
     hop: {
       nodeId: value.start?.nodeId ?? "unknown",
       usage: value.part.usage,

@@ -4,9 +4,12 @@
  *
  * 1. user message — `user_message` appended to the timeline (after the turn's changed `instructions` and an item
  *    array's `context_messages`, if any).
+ *    A turn whose function tools differ from the ones the views last showed appends `tools_changed` right
+ *    after it (stored turns; a stateless prompt shows the request's tools itself).
  * 2. route — a forced label, else the router hop, else the fallback (the previous specialist, else the harness
  *    default) → `route_decision`; the client gets `turn-start`.
- * 3. streamed answer — the specialist's deltas go to the client as they come; the client's cancel (or a cancel
+ * 3. streamed answer — the specialist's deltas (text, or function-call arguments under a `tools` constraint)
+ *    go to the client as they come; the client's cancel (or a cancel
  *    by request, `POST /v1/responses/{id}/cancel`) aborts the hop.
  * 4. append — `answer`, then for a genui answer its `genui_validation` (validated, stored when valid, see
  *    validate-genui-answer.ts; client gets `turn-finish`), or `turn_failed` (`turn-error`) or `turn_cancelled`;
@@ -20,7 +23,8 @@
  * hold this one's summary.
  * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
  */
-import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
+import { toWireErrorPayload, type OutputConstraint } from "../../../schema/wire/v1/index.ts";
+import { toolsChanged, type ViewTool } from "../../../schema/harness/tools-block.ts";
 import type { TimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
@@ -67,6 +71,10 @@ export interface TurnJob {
   timeline: Timeline;
   /** Appended before the user message (changed instructions, an item array's earlier messages). */
   opening?: TimelineEvent[];
+  /** The turn's function tools: shown in the specialist's views (a change appends `tools_changed`). */
+  tools?: ViewTool[] | undefined;
+  /** What the answer is decoded under (tools, JSON schema, JSON object). */
+  constraint?: OutputConstraint | undefined;
   outbox?: { meta: ConversationMeta; outbox: TurnOutbox };
   client: TurnClient;
   /** `POST /v1/responses/{id}/cancel`: aborts like a disconnect, recorded as a cancel by request. */
@@ -104,7 +112,9 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
       sampling: request.sampling,
       apiOrigin: request.apiOrigin,
       harnessHash,
-      timeline: createMessagesTimeline(request.messages, deps.harness, deps.now),
+      timeline: createMessagesTimeline(request.messages, deps.harness, deps.now, request.tools),
+      tools: request.tools,
+      constraint: request.constraint,
       client,
     });
   })().catch(() => client.close());
@@ -136,6 +146,10 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       ...forced,
       ...(job.response ? { response: job.response } : {}),
     });
+    // Right after the user message, so the block ends the turn's opening in every specialist's view.
+    const shown = timeline.shownTools?.();
+    if (timeline.shownTools && toolsChanged(shown, job.tools ?? []))
+      timeline.append({ type: "tools_changed", turnId, tools: job.tools ?? [] });
     const decision = await decideRoute(deps, {
       conversationId,
       placementKey,
@@ -164,6 +178,8 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
         signal,
         progress,
         onDelta: (delta) => client.push({ type: "text-delta", delta }),
+        constraint: job.constraint,
+        onToolCallDelta: (part) => client.push({ type: "tool-call-delta", ...part }),
       });
       timeline.append(answer);
       answered = true;
