@@ -117,7 +117,7 @@ describe("POST /v1/responses body", () => {
     [{ input: "hi", include: [] }, "ok"],
     [{ input: "hi", include: ["reasoning.encrypted_content"] }, "ok"],
     [{ input: "hi", include: ["message.output_text.logprobs"] }, "include[0]"],
-    [{ input: "hi", text: { format: { type: "json_schema" } } }, "text.format.type"],
+    [{ input: "hi", text: { format: { type: "json_schema" } } }, "text.format.name"],
     [{ input: "hi", instructions: "x".repeat(31) }, "instructions"],
     [{ ...base, conversation: "" }, "conversation"],
     [{ ...base, input: "" }, "input"],

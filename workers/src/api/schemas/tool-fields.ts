@@ -74,13 +74,13 @@ const formatFields = {
   strict: z.boolean().nullable().optional(),
 };
 /** Responses `text.format`. */
-export const responseTextFormatSchema = z.union([
+export const responseTextFormatSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("text") }),
   z.strictObject({ type: z.literal("json_object") }),
   z.strictObject({ type: z.literal("json_schema"), ...formatFields }),
 ]);
 /** Chat `response_format`. */
-export const chatResponseFormatSchema = z.union([
+export const chatResponseFormatSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("text") }),
   z.strictObject({ type: z.literal("json_object") }),
   z.strictObject({ type: z.literal("json_schema"), json_schema: z.strictObject(formatFields) }),
