@@ -21,12 +21,13 @@ afterAll(async () => {
 const FINISHED = ["stop", "length"];
 const SHORT = { maxOutputTokens: 16, maxRetries: 0 } as const;
 
-const weatherSchema = z.object({ city: z.string(), unit: z.enum(["celsius", "fahrenheit"]) });
+// Strings and arrays are bounded: the random-weight model only ever closes them because the grammar must.
+const weatherSchema = z.object({ city: z.string().max(16), unit: z.enum(["celsius", "fahrenheit"]) });
 const recipeSchema = z.object({
-  title: z.string(),
-  servings: z.number().int(),
+  title: z.string().max(24),
+  servings: z.number(),
   vegetarian: z.boolean(),
-  tags: z.array(z.string()),
+  tags: z.array(z.string().max(12)).max(3),
 });
 
 describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
@@ -76,6 +77,7 @@ describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
         }),
       },
       toolChoice: { type: "tool", toolName: "get_weather" },
+      maxOutputTokens: 128,
       maxRetries: 0,
     });
     expect(result.finishReason).toBe("tool-calls");
@@ -92,9 +94,22 @@ describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
       model,
       prompt: "A recipe for pancakes",
       output: Output.object({ schema: recipeSchema, name: "recipe" }),
+      maxOutputTokens: 256,
       maxRetries: 0,
     });
     expect(recipeSchema.parse(result.output)).toEqual(result.output);
     expect(result.finishReason).toBe("stop");
+  });
+
+  it("takes zod's integers: z.int() is a JSON-schema integer with minimum/maximum at the safe-integer bounds", async () => {
+    const countSchema = z.object({ count: z.int(), even: z.boolean() });
+    const result = await generateText({
+      model,
+      prompt: "Count the planets",
+      output: Output.object({ schema: countSchema }),
+      maxOutputTokens: 64,
+      maxRetries: 0,
+    });
+    expect(countSchema.parse(result.output)).toEqual(result.output);
   });
 });

@@ -26,17 +26,18 @@ function chatModel(maxTokens: number): ChatOpenAI {
   });
 }
 
-const weatherSchema = z.object({ city: z.string(), unit: z.enum(["celsius", "fahrenheit"]) });
+// Strings and arrays are bounded: the random-weight model only ever closes them because the grammar must.
+const weatherSchema = z.object({ city: z.string().max(16), unit: z.enum(["celsius", "fahrenheit"]) });
 const getWeather = tool(({ city }) => `21 degrees in ${city}`, {
   name: "get_weather",
   description: "The current weather in a city",
   schema: weatherSchema,
 });
 const recipeSchema = z.object({
-  title: z.string(),
-  servings: z.number().int(),
+  title: z.string().max(24),
+  servings: z.number(),
   vegetarian: z.boolean(),
-  tags: z.array(z.string()),
+  tags: z.array(z.string().max(12)).max(3),
 });
 
 describe("LangChain ChatOpenAI (Chat Completions)", () => {
@@ -60,7 +61,7 @@ describe("LangChain ChatOpenAI (Chat Completions)", () => {
   });
 
   it("bindTools with a forced tool: the tool call's arguments validate and the tool runs on them", async () => {
-    const model = chatModel(64).bindTools([getWeather], { tool_choice: "get_weather" });
+    const model = chatModel(128).bindTools([getWeather], { tool_choice: "get_weather" });
     const answer = await model.invoke("What is the weather in Paris?");
     expect(answer.tool_calls).toHaveLength(1);
     const [call] = answer.tool_calls ?? [];
@@ -72,12 +73,12 @@ describe("LangChain ChatOpenAI (Chat Completions)", () => {
   });
 
   it("withStructuredOutput returns an object that validates against the zod schema (json_schema)", async () => {
-    const recipe = await chatModel(128).withStructuredOutput(recipeSchema).invoke("A recipe for pancakes");
+    const recipe = await chatModel(256).withStructuredOutput(recipeSchema).invoke("A recipe for pancakes");
     expect(recipeSchema.parse(recipe)).toEqual(recipe);
   });
 
   it("withStructuredOutput over function calling validates too", async () => {
-    const recipe = await chatModel(128)
+    const recipe = await chatModel(256)
       .withStructuredOutput(recipeSchema, { method: "functionCalling" })
       .invoke("A recipe for pancakes");
     expect(recipeSchema.parse(recipe)).toEqual(recipe);

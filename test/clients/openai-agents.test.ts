@@ -25,8 +25,13 @@ afterAll(async () => {
   await mesh?.stop();
 });
 
-const weatherSchema = z.object({ city: z.string(), unit: z.enum(["celsius", "fahrenheit"]) });
-const reportSchema = z.object({ city: z.string(), temperature: z.number(), summary: z.string() });
+// Strings and arrays are bounded: the random-weight model only ever closes them because the grammar must.
+const weatherSchema = z.object({ city: z.string().max(16), unit: z.enum(["celsius", "fahrenheit"]) });
+const reportSchema = z.object({
+  city: z.string().max(16),
+  temperature: z.number(),
+  summary: z.string().max(32),
+});
 
 /** A function tool that records each call's parsed arguments; `isEnabled` may hide it after its first call. */
 function weatherTool(calls: Array<z.infer<typeof weatherSchema>>, onlyOnce = false) {
@@ -68,7 +73,7 @@ describe("OpenAI Agents SDK (Responses API)", () => {
       name: "reporter",
       instructions: "Report the weather.",
       model: "mol",
-      modelSettings: { maxTokens: 96 },
+      modelSettings: { maxTokens: 256 },
       outputType: reportSchema,
     });
     const result = await runner.run(agent, "Report the weather in Rome.");
@@ -89,7 +94,7 @@ describe("OpenAI Agents SDK (Responses API)", () => {
       instructions: "Answer weather questions with the get_weather tool.",
       model: "mol",
       tools: [weatherTool(calls)],
-      modelSettings: { toolChoice: "required", maxTokens: 64 },
+      modelSettings: { toolChoice: "required", maxTokens: 128 },
       toolUseBehavior: "stop_on_first_tool",
     });
     const result = await runner.run(agent, "What is the weather in Paris?", { maxTurns: 2 });
@@ -109,7 +114,7 @@ describe("OpenAI Agents SDK (Responses API)", () => {
       instructions: "Look the weather up, then report it.",
       model: "mol",
       tools: [weatherTool(calls, true)],
-      modelSettings: { toolChoice: "required", maxTokens: 96 },
+      modelSettings: { toolChoice: "required", maxTokens: 256 },
       outputType: reportSchema,
     });
     const result = await runner.run(agent, "Report the weather in Oslo.", { maxTurns: 3 });

@@ -41,10 +41,10 @@ async function runFlow(flow: string): Promise<unknown> {
 
 /** What `Recipe` (the script's pydantic model) accepts, as zod. */
 const recipeSchema = z.strictObject({
-  title: z.string(),
+  title: z.string().max(24),
   servings: z.int(),
   vegetarian: z.boolean(),
-  tags: z.array(z.string()),
+  tags: z.array(z.string().max(12)).max(3),
 });
 const FINISHED = ["completed", "incomplete"];
 

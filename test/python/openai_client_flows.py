@@ -9,14 +9,17 @@ import os
 import sys
 
 from openai import OpenAI
-from pydantic import BaseModel
+from typing import Annotated
+
+from pydantic import BaseModel, Field
 
 
 class Recipe(BaseModel):
-    title: str
+    # Bounded: the random-weight test model only closes a string or a list because the grammar must.
+    title: str = Field(max_length=24)
     servings: int
     vegetarian: bool
-    tags: list[str]
+    tags: list[Annotated[str, Field(max_length=12)]] = Field(max_length=3)
 
 
 def client() -> OpenAI:
