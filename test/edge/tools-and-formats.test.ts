@@ -243,6 +243,39 @@ describe("function calling and structured outputs through the mesh", () => {
     }
   });
 
+  it("auto: the answer is text or valid calls; store: false takes calls and results in its input", async () => {
+    for (let i = 0; i < 3; i++) {
+      const response = await client.responses.create({
+        input: `weather ${i}?`,
+        store: false,
+        tools: RESPONSE_TOOLS,
+        max_output_tokens: BUDGET,
+      });
+      for (const item of response.output) {
+        if (item.type === "function_call") expectValidArguments(item.name, item.arguments);
+        else expect(item.type).toBe("message");
+      }
+    }
+    const stateless = await client.responses.create({
+      store: false,
+      input: [
+        { role: "user", content: "weather?" },
+        {
+          type: "function_call",
+          call_id: "call_x",
+          name: "get_weather",
+          arguments: '{"unit": "c", "rain": false}',
+        },
+        { type: "function_call_output", call_id: "call_x", output: "21 degrees" },
+      ],
+      tools: RESPONSE_TOOLS,
+      tool_choice: "none",
+      max_output_tokens: 16,
+    });
+    expect(stateless.store).toBe(false);
+    expect(stateless.output[0]?.type).toBe("message");
+  });
+
   it("refuses bad tools and formats with a 400 naming the param, and stores nothing", async () => {
     const before = await conversationCount();
     const tool = (parameters: Record<string, unknown>): OpenAI.Responses.FunctionTool => ({
