@@ -89,6 +89,30 @@ describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
     expect(result.toolResults.map((r) => r.output)).toEqual([{ temperature: 21 }]);
   });
 
+  it("streams a required tool call: the streamed call parts match the validated input", async () => {
+    const result = streamText({
+      model,
+      prompt: "What is the weather in Paris?",
+      tools: {
+        get_weather: tool({ description: "The current weather in a city", inputSchema: weatherSchema }),
+      },
+      toolChoice: "required",
+      maxOutputTokens: 128,
+      maxRetries: 0,
+    });
+    const parts: string[] = [];
+    let streamedInput = "";
+    for await (const part of result.stream) {
+      parts.push(part.type);
+      if (part.type === "tool-input-delta") streamedInput += part.delta;
+    }
+    expect(parts).toEqual(expect.arrayContaining(["tool-input-start", "tool-input-delta", "tool-call"]));
+    expect(await result.finishReason).toBe("tool-calls");
+    const [call] = await result.toolCalls;
+    expect(call?.toolName).toBe("get_weather");
+    expect(weatherSchema.parse(call?.input)).toEqual(JSON.parse(streamedInput));
+  });
+
   it("produces an object that validates against a zod schema (Output.object)", async () => {
     const result = await generateText({
       model,

@@ -105,6 +105,37 @@ describe("OpenAI Agents SDK (Responses API)", () => {
     expect(result.rawResponses[0]?.responseId).toMatch(/^resp_/);
   });
 
+  it("streams a two-call run: the tool's output goes back as input, then a finish tool ends it", async () => {
+    const calls: Array<z.infer<typeof weatherSchema>> = [];
+    // Each model call offers exactly one tool and requires it, so the random model's path is fixed: look up,
+    // then (with the call and its output in the input) finish.
+    const finish = tool({
+      name: "finish",
+      description: "Give the final answer",
+      parameters: z.object({ answer: z.string().max(24) }),
+      execute: ({ answer }) => answer,
+      isEnabled: () => calls.length > 0,
+    });
+    const agent = new Agent({
+      name: "weather",
+      instructions: "Look the weather up, then finish.",
+      model: "mol",
+      tools: [weatherTool(calls, true), finish],
+      modelSettings: { toolChoice: "required", maxTokens: 128 },
+      resetToolChoice: false,
+      toolUseBehavior: { stopAtToolNames: ["finish"] },
+    });
+    const streamed = await runner.run(agent, "What is the weather in Oslo?", { stream: true, maxTurns: 3 });
+    const events: string[] = [];
+    for await (const event of streamed) if (event.type === "run_item_stream_event") events.push(event.name);
+    await streamed.completed;
+    expect(calls).toHaveLength(1);
+    expect(weatherSchema.safeParse(calls[0]).success).toBe(true);
+    expect(streamed.rawResponses).toHaveLength(2);
+    expect(events).toEqual(["tool_called", "tool_output", "tool_called", "tool_output"]);
+    expect(typeof streamed.finalOutput).toBe("string");
+  });
+
   it("sends the tool's output back and ends with a structured final output", async () => {
     const calls: Array<z.infer<typeof weatherSchema>> = [];
     // The tool is offered (and required) once; the second model call sees the call and its output, and answers
