@@ -10,6 +10,7 @@ import { formatChatCompletion } from "../../workers/src/api/format/format-chat-c
 import { formatResponseObject } from "../../workers/src/api/format/format-response-object.ts";
 import { createChatCompletionEventStream } from "../../workers/src/api/sse/create-chat-completion-event-stream.ts";
 import { createResponsesEventStream } from "../../workers/src/api/sse/create-responses-event-stream.ts";
+import { replayTurnParts } from "../../workers/src/conversation/replay-turn-parts.ts";
 import { renderToolCallText } from "../../workers/src/conversation/tool-turn-text.ts";
 import type { TurnRecord, TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import { collect, createClientFor } from "./sse-client.ts";
@@ -53,7 +54,7 @@ describe("function calls as the APIs show them", { timeout: 5000 }, () => {
     expect(response.output).toEqual([
       {
         type: "function_call",
-        id: "fc_a1_0",
+        id: "fc_01_0",
         call_id: "call_a",
         name: "get_weather",
         arguments: CALLS[0]?.arguments,
@@ -61,7 +62,7 @@ describe("function calls as the APIs show them", { timeout: 5000 }, () => {
       },
       {
         type: "function_call",
-        id: "fc_a1_1",
+        id: "fc_01_1",
         call_id: "call_b",
         name: "add",
         arguments: CALLS[1]?.arguments,
@@ -135,8 +136,8 @@ describe("function calls as the APIs show them", { timeout: 5000 }, () => {
         e.type === "response.function_call_arguments.done",
     );
     expect(done.map((e) => [e.item_id, e.arguments])).toEqual([
-      ["fc_a1_0", CALLS[0]?.arguments],
-      ["fc_a1_1", CALLS[1]?.arguments],
+      ["fc_01_0", CALLS[0]?.arguments],
+      ["fc_01_1", CALLS[1]?.arguments],
     ]);
     const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
     expect(completed.response.output).toEqual(formatResponseObject(called).output);
@@ -287,5 +288,25 @@ describe("requests into tools, constraints and turn text", () => {
         .replace(/^\./, "")
         .replaceAll(".[", "["),
     ).toBe(param);
+  });
+});
+
+describe("a stored call turn replayed", () => {
+  it("streams the same call items as the live stream's end state", async () => {
+    const parts: TurnStreamPart[] = [];
+    for await (const part of replayTurnParts(called)) parts.push(part);
+    expect(parts.filter((p) => p.type === "tool-call-delta")).toEqual(
+      CALLS.map((call, index) => ({
+        type: "tool-call-delta",
+        index,
+        id: call.id,
+        name: call.name,
+        argumentsDelta: call.arguments,
+      })),
+    );
+    const client = createClientFor(createResponsesEventStream(makeSource(parts).iterable));
+    const events = await collect(await client.responses.create({ model: "mol", input: "hi", stream: true }));
+    const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+    expect(completed.response.output).toEqual(formatResponseObject(called).output);
   });
 });

@@ -99,6 +99,9 @@ describe("function calling and structured outputs through the mesh", () => {
     expect(call.status).toBe("completed");
     expect(call.call_id).toMatch(/^call_/);
     expectValidArguments(call.name, call.arguments);
+    // Placement chose a node whose heartbeat lists the tools feature (not the blind queue group).
+    const { mol } = response as unknown as { mol: { placement: { answer?: { reason: string } } } };
+    expect(mol.placement.answer?.reason).toMatch(/^(warm|least-loaded|spill)$/);
     // GET echoes what the POST did.
     const again = await client.responses.retrieve(response.id);
     expect(again.output).toEqual(response.output);
@@ -106,7 +109,11 @@ describe("function calling and structured outputs through the mesh", () => {
 
     const next = await client.responses.create({
       previous_response_id: response.id,
-      input: [{ type: "function_call_output", call_id: call.call_id, output: '{"temp": 21}' }],
+      // The AI SDK sends its earlier call back as a reference to the call item.
+      input: [
+        { type: "item_reference", id: call.id ?? "" },
+        { type: "function_call_output", call_id: call.call_id, output: '{"temp": 21}' },
+      ],
       tools: RESPONSE_TOOLS,
       tool_choice: "none",
       max_output_tokens: 16,
@@ -272,7 +279,7 @@ describe("function calling and structured outputs through the mesh", () => {
       tool_choice: "none",
       max_output_tokens: 16,
     });
-    expect(stateless.store).toBe(false);
+    expect((stateless as { store?: boolean }).store).toBe(false);
     expect(stateless.output[0]?.type).toBe("message");
   });
 

@@ -2,7 +2,7 @@ import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { StoredItem, StoredTurn } from "./conversation-rpc.ts";
 import type { ConversationStore } from "./conversation-store.ts";
-import { buildContextItemId, parseContextItemId, parseItemId } from "./item-id.ts";
+import { buildContextItemId, parseContextItemId, parseFunctionCallItemId, parseItemId } from "./item-id.ts";
 
 /** More tombstones than this in one conversation are not looked at (a bound, not a expected size). */
 const MAX_TOMBSTONES = 10_000;
@@ -80,6 +80,12 @@ export function findItemEvent(store: ConversationStore, itemId: string): StoredT
   if (context) {
     const event = store.readTurn(context.turnId).find((e) => e.type === "context_messages");
     return event?.type === "context_messages" && context.index < event.messages.length ? event : undefined;
+  }
+  // A call item (an `item_reference` clients send back for a `function_call`) is its answer's.
+  const call = parseFunctionCallItemId(itemId);
+  if (call) {
+    const answer = store.readTurn(call.turnId).find((e) => e.type === "answer");
+    return answer?.type === "answer" && call.index < (answer.toolCalls?.length ?? 0) ? answer : undefined;
   }
   const parsed = parseItemId(itemId);
   const type = parsed?.role === "user" ? "user_message" : "answer";

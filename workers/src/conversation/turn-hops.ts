@@ -4,6 +4,7 @@ import {
   ProtocolError,
   WIRE_VERSION,
   toWireErrorPayload,
+  type NodeFeature,
   type OutputConstraint,
   type StartPart,
   type ToolCallDeltaPart,
@@ -141,6 +142,13 @@ export interface AnswerQuestion extends HopTarget {
   progress: AnswerProgress;
 }
 
+/** The node features an answer under `constraint` needs (node-status `NODE_FEATURES`). */
+export function requiredFeatures(constraint: OutputConstraint | undefined): NodeFeature[] {
+  if (constraint === undefined) return [];
+  if (constraint.type !== "tools") return [`output:${constraint.type}`];
+  return constraint.choice === "auto" ? ["output:tools", "output:tools-auto"] : ["output:tools"];
+}
+
 /**
  * Streams the answer hop, forwarding each delta. Before any text reached the client, a node that is gone, full,
  * hung or broken is replaced by another (same turn id). Once text has streamed, a lost node fails the turn
@@ -158,6 +166,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       adapter: specialist.adapter,
       conversationId: q.placementKey ?? q.conversationId,
       lastNodeId: q.lastNodeId,
+      requires: requiredFeatures(q.constraint),
       canRetry: () => progress.streamedChars === 0 && !q.signal.aborted,
     },
     async (subject, attempt) => {

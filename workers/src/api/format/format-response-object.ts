@@ -1,3 +1,4 @@
+import { buildFunctionCallItemId } from "../../conversation/item-id.ts";
 import type { TurnMol, TurnRecord } from "../../conversation/turn-record.ts";
 import { mapTurnErrorToApiError, toPublicError, type PublicError } from "../errors/api-error.ts";
 import {
@@ -194,7 +195,7 @@ export function formatFunctionCallItem(
 ): ResponseFunctionCallItem {
   return {
     type: "function_call",
-    id: `${turn.assistantItemId.replace(/^msg_/, "fc_")}_${index}`,
+    id: buildFunctionCallItemId(turn.turnId, index),
     call_id: call.id,
     name: call.name,
     arguments: call.arguments,
