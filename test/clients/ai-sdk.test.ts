@@ -1,5 +1,5 @@
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, Output, streamText, tool, type LanguageModel } from "ai";
+import { generateText, hasToolCall, Output, streamText, tool, type LanguageModel } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
@@ -87,6 +87,42 @@ describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
     expect(weatherSchema.safeParse(call?.input).success).toBe(true);
     expect(calls).toEqual([call?.input]);
     expect(result.toolResults.map((r) => r.output)).toEqual([{ temperature: 21 }]);
+  });
+
+  it("runs two steps: the tool's result goes back (as the SDK sends stored calls), then a finish tool", async () => {
+    const calls: Array<z.infer<typeof weatherSchema>> = [];
+    const result = await generateText({
+      model,
+      prompt: "What is the weather in Paris?",
+      tools: {
+        get_weather: tool({
+          description: "The current weather in a city",
+          inputSchema: weatherSchema,
+          execute: (input) => {
+            calls.push(input);
+            return Promise.resolve({ temperature: 21 });
+          },
+        }),
+        finish: tool({
+          description: "Give the final answer",
+          inputSchema: z.object({ answer: z.string().max(24) }),
+          execute: ({ answer }) => Promise.resolve(answer),
+        }),
+      },
+      // One tool per step, required: the random model's path is fixed.
+      prepareStep: ({ stepNumber }) => ({
+        toolChoice: { type: "tool", toolName: stepNumber === 0 ? "get_weather" : "finish" },
+      }),
+      stopWhen: hasToolCall("finish"),
+      maxOutputTokens: 128,
+      maxRetries: 0,
+    });
+    expect(calls).toHaveLength(1);
+    expect(result.steps.map((step) => step.toolCalls.map((call) => call.toolName))).toEqual([
+      ["get_weather"],
+      ["finish"],
+    ]);
+    expect(result.steps[1]?.response.id).toMatch(/^resp_/);
   });
 
   it("streams a required tool call: the streamed call parts match the validated input", async () => {
