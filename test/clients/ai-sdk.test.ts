@@ -89,7 +89,7 @@ describe("Vercel AI SDK (@ai-sdk/openai, Responses API)", () => {
     expect(result.toolResults.map((r) => r.output)).toEqual([{ temperature: 21 }]);
   });
 
-  it("runs two steps: the tool's result goes back (as the SDK sends stored calls), then a finish tool", async () => {
+  it("runs two steps: the call and its result go back as input items, then a finish tool ends the loop", async () => {
     const calls: Array<z.infer<typeof weatherSchema>> = [];
     const result = await generateText({
       model,
