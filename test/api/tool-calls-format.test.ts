@@ -310,3 +310,34 @@ describe("a stored call turn replayed", () => {
     expect(completed.response.output).toEqual(formatResponseObject(called).output);
   });
 });
+
+describe("a call cut off by the token budget", () => {
+  it("ends its streamed item incomplete, with the arguments that came", async () => {
+    const cut = makeTurn({ answerText: "", finishReason: "length", response: { tools: TOOLS } });
+    const parts: TurnStreamPart[] = [
+      { type: "turn-start", turn: makeStartTurn(cut) },
+      { type: "tool-call-delta", index: 0, id: "call_a", name: "get_weather", argumentsDelta: '{"ci' },
+      { type: "turn-finish", turn: cut },
+    ];
+    const client = createClientFor(createResponsesEventStream(makeSource(parts).iterable));
+    const events = await collect(await client.responses.create({ model: "mol", input: "hi", stream: true }));
+    expect(events.map((event) => event.type).slice(2)).toEqual([
+      "response.output_item.added",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+      "response.incomplete",
+    ]);
+    const last = events.at(-1) as OpenAI.Responses.ResponseIncompleteEvent;
+    expect(last.response.output).toEqual([
+      {
+        type: "function_call",
+        id: "fc_01_0",
+        call_id: "call_a",
+        name: "get_weather",
+        arguments: '{"ci',
+        status: "incomplete",
+      },
+    ]);
+  });
+});

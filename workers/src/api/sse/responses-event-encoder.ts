@@ -95,11 +95,11 @@ export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
     return formatFunctionCallItem(turn, index, call, status);
   }
 
-  #closeCall(turn: TurnRecord, index: number): string[] {
+  #closeCall(turn: TurnRecord, index: number, status: "completed" | "incomplete" = "completed"): string[] {
     const call = this.#calls[index];
     if (!call || call.done) return [];
     call.done = true;
-    const item = this.#callItem(turn, index, "completed");
+    const item = { ...this.#callItem(turn, index, "completed"), status };
     return [
       this.#event("response.function_call_arguments.done", {
         item_id: item.id,
@@ -154,6 +154,15 @@ export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
     const response = this.#response(turn);
     const terminal = response.status === "incomplete" ? "response.incomplete" : "response.completed";
     if (turn.toolCalls) return [...opening, ...this.#finishCalls(turn), this.#event(terminal, { response })];
+    if (this.#calls.length > 0 && !this.#messageOpen) {
+      // The token budget cut a call off: it ends `incomplete` with the arguments that streamed (no text came).
+      const closing = this.#calls.flatMap((_call, index) => this.#closeCall(turn, index, "incomplete"));
+      const output = this.#calls.map((_call, index) => ({
+        ...this.#callItem(turn, index, "completed"),
+        status: "incomplete" as const,
+      }));
+      return [...opening, ...closing, this.#event(terminal, { response: { ...response, output } })];
+    }
     return [
       ...opening,
       ...(this.#messageOpen ? [] : this.#openMessage(turn)),
