@@ -185,6 +185,14 @@ export function createResponseBodySchema(limits: RequestLimits) {
       tool_choice: responseToolChoiceSchema.optional(),
       text: z.strictObject({ format: responseTextFormatSchema.optional() }).optional(),
       truncation: z.literal("disabled", { error: "the conversation is never truncated" }).optional(),
+      // The Agents SDK always sends `include: []`; encrypted reasoning is a no-op (no output has reasoning items).
+      include: z
+        .array(
+          z.literal("reasoning.encrypted_content", {
+            error: "only reasoning.encrypted_content can be included (no logprobs, no hosted tools)",
+          }),
+        )
+        .optional(),
       ...harmlessOpenAiFields,
     })
     .superRefine((body, ctx) => {
