@@ -1,4 +1,5 @@
-import { parseArgs } from "node:util";
+import { Command, CommanderError, Option } from "commander";
+import { WEBHOOK_EVENT_TYPES } from "../../schema/db/webhook-tables.ts";
 
 /** A mistake in how the command was called: exit code 2, with the help that shows the right way. */
 export class UsageError extends Error {
@@ -12,7 +13,15 @@ export class UsageError extends Error {
   }
 }
 
-export const COMMAND_NAMES = ["chat", "conversations", "items", "plan", "models"] as const;
+export const COMMAND_NAMES = [
+  "chat",
+  "conversations",
+  "items",
+  "plan",
+  "models",
+  "usage",
+  "webhooks",
+] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 export type ListOrder = "asc" | "desc";
 
@@ -28,7 +37,9 @@ export type CliCommand =
   | ({ name: "conversations"; json: boolean } & ListQuery)
   | ({ name: "items"; conversationId: string; json: boolean } & ListQuery)
   | PlanCommand
-  | ModelsCommand;
+  | ModelsCommand
+  | UsageCommand
+  | WebhooksCommand;
 
 export interface CliArgs {
   command: CliCommand;
@@ -36,35 +47,33 @@ export interface CliArgs {
   connection: { baseUrl?: string | undefined; apiKey?: string | undefined };
 }
 
-const OPTIONS = {
-  "base-url": { type: "string" },
-  "api-key": { type: "string" },
-  help: { type: "boolean", short: "h" },
-  json: { type: "boolean" },
-  conversation: { type: "string", short: "c" },
-  model: { type: "string", short: "m" },
-  limit: { type: "string", short: "n" },
-  after: { type: "string" },
-  order: { type: "string" },
-  spec: { type: "string" },
-  base: { type: "string" },
-  adapter: { type: "string", multiple: true },
-  specialists: { type: "string" },
-  slots: { type: "string" },
-  context: { type: "string" },
-} as const;
-type OptionName = keyof typeof OPTIONS;
-
-const GLOBAL_OPTIONS: readonly OptionName[] = ["base-url", "api-key", "help"];
-const COMMAND_OPTIONS: Record<CommandName, readonly OptionName[]> = {
-  chat: ["conversation", "model", "json"],
-  conversations: ["limit", "after", "order", "json"],
-  items: ["limit", "after", "order", "json"],
-  plan: ["spec", "base", "adapter", "specialists", "slots", "context", "json"],
-  models: [],
-};
 /** The server's page bounds (1–100), checked here so a typo costs no request. */
 const MAX_LIMIT = 100;
+
+export const USAGE_GROUPS = ["user", "key", "day", "adapter"] as const;
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
+
+export interface UsageCommand {
+  name: "usage";
+  groupBy?: UsageGroup;
+  /** As given (a date, a date-time or unix seconds): the server reads it. */
+  from?: string;
+  to?: string;
+  csv: boolean;
+  json: boolean;
+}
+
+export type WebhooksCommand =
+  | ({ name: "webhooks"; action: "list"; json: boolean } & ListQuery)
+  | {
+      name: "webhooks";
+      action: "create";
+      url: string;
+      events: string[];
+      description?: string;
+      json: boolean;
+    }
+  | { name: "webhooks"; action: "delete"; id: string; json: boolean };
 
 function isCommandName(value: string | undefined): value is CommandName {
   return COMMAND_NAMES.some((name) => name === value);
@@ -89,90 +98,260 @@ function readModel(raw: string | undefined): string | undefined {
   throw new UsageError(`--model must be mol or mol:<label>, got '${raw}'`, "chat");
 }
 
-/** Node's messages end with advice about `--` that does not apply here; the first sentence is the point. */
-function shortenParseError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\. To specify a positional argument[\s\S]*$/, "");
+function readTime(raw: string | undefined, flag: string): string | undefined {
+  if (raw === undefined || /^\d+$/.test(raw) || !Number.isNaN(Date.parse(raw))) return raw;
+  throw new UsageError(
+    `--${flag} must be a date (2026-12-01), a date-time or unix seconds, got '${raw}'`,
+    "usage",
+  );
+}
+
+/** Option values as commander hands them to an action (strings, booleans, the --adapter/--event lists). */
+type OptionValues = Record<string, string | boolean | string[] | undefined>;
+const text = (values: OptionValues, name: string): string | undefined =>
+  typeof values[name] === "string" ? values[name] : undefined;
+const list = (values: OptionValues, name: string): string[] | undefined =>
+  Array.isArray(values[name]) ? values[name] : undefined;
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+const LIST_OPTIONS = [
+  new Option("-n, --limit <value>"),
+  new Option("--after <value>"),
+  new Option("--order <value>"),
+  new Option("--json"),
+];
+
+/**
+ * The commands and their options, parsed by commander; the texts stay the CLI's own (cli-help.ts, and the messages
+ * below), so a usage error reads the same whichever layer found it. Each command collects its operands *and* what
+ * commander did not recognise, so that `chat --limit 3` can say that chat takes no --limit instead of a bare
+ * "unknown option".
+ */
+function buildProgram(accept: (command: CliCommand) => void): Command {
+  const program = new Command("molmesh")
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined, outputError: () => undefined })
+    .helpOption(false)
+    .helpCommand(false)
+    .showSuggestionAfterError(false)
+    .allowExcessArguments()
+    .allowUnknownOption()
+    .option("--base-url <value>")
+    .option("--api-key <value>")
+    .option("-h, --help")
+    .argument("[words...]");
+  const wantsHelp = () => program.opts()["help"] === true;
+
+  const define = (
+    name: CommandName,
+    options: readonly Option[],
+    run: (rest: string[], values: OptionValues) => CliCommand,
+  ) => {
+    const command = program.command(name).allowUnknownOption().argument("[words...]");
+    for (const option of options) command.addOption(option);
+    command.action((words: string[], values: OptionValues) => {
+      if (wantsHelp()) return accept({ name: "help", topic: name });
+      rejectUnknownOptions(program, name, words);
+      accept(run(words, values));
+    });
+    return command;
+  };
+
+  define("chat", [
+    new Option("-c, --conversation <value>"),
+    new Option("-m, --model <value>"),
+    new Option("--json"),
+  ], (rest, values) => {
+    if (rest.length > 0) throw new UsageError(`chat takes no arguments, got '${rest.join(" ")}'`, "chat");
+    return {
+      name: "chat",
+      conversation: text(values, "conversation"),
+      model: readModel(text(values, "model")),
+      json: values["json"] === true,
+    };
+  });
+  define("conversations", LIST_OPTIONS, (rest, values) => {
+    if (rest.length > 0) {
+      throw new UsageError(`conversations takes no arguments, got '${rest.join(" ")}'`, "conversations");
+    }
+    return {
+      name: "conversations",
+      json: values["json"] === true,
+      ...readListQuery(values, "conversations"),
+    };
+  });
+  define("items", LIST_OPTIONS, (rest, values) => {
+    const [conversationId, ...extra] = rest;
+    if (conversationId === undefined) throw new UsageError("items needs a conversation id", "items");
+    if (extra.length > 0)
+      throw new UsageError(`items takes one conversation id, got '${rest.join(" ")}'`, "items");
+    return {
+      name: "items",
+      conversationId,
+      json: values["json"] === true,
+      ...readListQuery(values, "items"),
+    };
+  });
+  define("plan", [
+    new Option("--spec <value>"),
+    new Option("--base <value>"),
+    new Option("--adapter <value>").argParser(collect),
+    new Option("--specialists <value>"),
+    new Option("--slots <value>"),
+    new Option("--context <value>"),
+    new Option("--json"),
+  ], (rest, values) => readPlanCommand(planValues(values), rest));
+  define("models", [], (rest) => readModelsCommand(rest));
+  define("usage", [
+    new Option("--group-by <value>"),
+    new Option("--from <value>"),
+    new Option("--to <value>"),
+    new Option("--csv"),
+    new Option("--json"),
+  ], (rest, values) => readUsageCommand(rest, values));
+  define("webhooks", [
+    ...LIST_OPTIONS,
+    new Option("--event <value>").argParser(collect),
+    new Option("--description <value>"),
+  ], (rest, values) => readWebhooksCommand(rest, values));
+  program
+    .command("help")
+    .argument("[words...]")
+    .action((words: string[]) => {
+      const [topic, ...extra] = words;
+      if (topic !== undefined && !isCommandName(topic)) throw new UsageError(`unknown command '${topic}'`);
+      if (extra.length > 0) throw new UsageError(`help takes one command, got '${words.join(" ")}'`);
+      accept(topic === undefined ? { name: "help" } : { name: "help", topic });
+    });
+  program.action((words: string[]) => {
+    const [first] = words;
+    if (first?.startsWith("-") === true && first.length > 1)
+      throw new UsageError(`Unknown option '${first.split("=")[0] ?? first}'`);
+    if (first !== undefined) throw new UsageError(`unknown command '${first}'`);
+    if (wantsHelp()) return accept({ name: "help" });
+    throw new UsageError("missing command");
+  });
+  return program;
+}
+
+/** The first option-looking word commander left: another command's option, or nobody's. */
+function rejectUnknownOptions(program: Command, name: CommandName, words: readonly string[]): void {
+  const word = words.find((w) => w.startsWith("-") && w.length > 1);
+  if (word === undefined) return;
+  const flag = word.split("=")[0] ?? word;
+  const known = program.commands
+    .flatMap((command) => command.options)
+    .find((option) => option.long === flag || option.short === flag);
+  if (known?.long !== undefined) throw new UsageError(`${name} does not take ${known.long}`, name);
+  throw new UsageError(`Unknown option '${flag}'`);
+}
+
+/** commander's own messages ("error: option '--after <value>' argument missing") as a sentence of the CLI's. */
+function toUsageError(error: CommanderError): UsageError {
+  const message = error.message.replace(/^error: /, "");
+  return new UsageError(message.charAt(0).toUpperCase() + message.slice(1));
 }
 
 /** argv after the script name → a command; every mistake is a UsageError naming the command it concerns. */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
-  let parsed;
+  let command: CliCommand | undefined;
+  const program = buildProgram((accepted) => (command = accepted));
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: OPTIONS,
-      allowPositionals: true,
-      strict: true,
-      tokens: true,
-    });
+    program.parse([...argv], { from: "user" });
   } catch (error) {
-    throw new UsageError(shortenParseError(error));
+    if (error instanceof CommanderError) throw toUsageError(error);
+    throw error;
   }
-  const { values, positionals, tokens } = parsed;
-  const connection = { baseUrl: values["base-url"], apiKey: values["api-key"] };
-  const [first, ...rest] = positionals;
-
-  if (first === "help") {
-    const topic = rest[0];
-    if (topic !== undefined && !isCommandName(topic)) throw new UsageError(`unknown command '${topic}'`);
-    return { command: topic === undefined ? { name: "help" } : { name: "help", topic }, connection };
-  }
-  if (first === undefined) {
-    if (values.help === true) return { command: { name: "help" }, connection };
-    throw new UsageError("missing command");
-  }
-  if (!isCommandName(first)) throw new UsageError(`unknown command '${first}'`);
-  if (values.help === true) return { command: { name: "help", topic: first }, connection };
-
-  const allowed = [...GLOBAL_OPTIONS, ...COMMAND_OPTIONS[first]];
-  for (const token of tokens) {
-    if (token.kind === "option" && !allowed.some((name) => name === token.name)) {
-      throw new UsageError(`${first} does not take --${token.name}`, first);
-    }
-  }
-  const json = values.json === true;
-
-  switch (first) {
-    case "chat": {
-      if (rest.length > 0) throw new UsageError(`chat takes no arguments, got '${rest.join(" ")}'`, first);
-      return {
-        command: { name: "chat", conversation: values.conversation, model: readModel(values.model), json },
-        connection,
-      };
-    }
-    case "conversations": {
-      if (rest.length > 0) {
-        throw new UsageError(`conversations takes no arguments, got '${rest.join(" ")}'`, first);
-      }
-      return { command: { name: "conversations", json, ...readListQuery(values, first) }, connection };
-    }
-    case "items": {
-      const [conversationId, ...extra] = rest;
-      if (conversationId === undefined) throw new UsageError("items needs a conversation id", first);
-      if (extra.length > 0)
-        throw new UsageError(`items takes one conversation id, got '${rest.join(" ")}'`, first);
-      return {
-        command: { name: "items", conversationId, json, ...readListQuery(values, first) },
-        connection,
-      };
-    }
-    case "plan":
-      return { command: readPlanCommand(values, rest), connection };
-    case "models":
-      return { command: readModelsCommand(rest), connection };
-  }
+  if (command === undefined) throw new UsageError("missing command");
+  const values = program.opts<{ baseUrl?: string; apiKey?: string }>();
+  return { command, connection: { baseUrl: values.baseUrl, apiKey: values.apiKey } };
 }
 
-function readListQuery(
-  values: { limit?: string; after?: string; order?: string },
-  command: CommandName,
-): ListQuery {
+function planValues(values: OptionValues): PlanOptionValues {
+  const plan: PlanOptionValues = { json: values["json"] === true };
+  for (const name of ["spec", "base", "specialists", "slots", "context"] as const) {
+    const value = text(values, name);
+    if (value !== undefined) plan[name] = value;
+  }
+  const adapters = list(values, "adapter");
+  if (adapters !== undefined) plan.adapter = adapters;
+  return plan;
+}
+
+function readUsageCommand(rest: readonly string[], values: OptionValues): UsageCommand {
+  if (rest.length > 0) throw new UsageError(`usage takes no arguments, got '${rest.join(" ")}'`, "usage");
+  const groupBy = text(values, "groupBy");
+  if (groupBy !== undefined && !USAGE_GROUPS.some((group) => group === groupBy)) {
+    throw new UsageError(`--group-by must be ${USAGE_GROUPS.join(", ")}, got '${groupBy}'`, "usage");
+  }
+  if (values["csv"] === true && values["json"] === true)
+    throw new UsageError("--csv and --json exclude each other", "usage");
+  const command: UsageCommand = { name: "usage", csv: values["csv"] === true, json: values["json"] === true };
+  if (groupBy !== undefined) command.groupBy = groupBy as UsageGroup;
+  const from = readTime(text(values, "from"), "from");
+  const to = readTime(text(values, "to"), "to");
+  if (from !== undefined) command.from = from;
+  if (to !== undefined) command.to = to;
+  return command;
+}
+
+/** Each action takes only its own options: `webhooks delete --event x` is a mistake, not something to ignore. */
+const WEBHOOK_ACTION_OPTIONS = {
+  list: ["limit", "after", "order", "json"],
+  create: ["event", "description", "json"],
+  delete: ["json"],
+} as const;
+
+function readWebhooksCommand(rest: readonly string[], values: OptionValues): WebhooksCommand {
+  const [action, ...operands] = rest;
+  if (action !== "list" && action !== "create" && action !== "delete") {
+    throw new UsageError(
+      `webhooks takes list, create <url> or delete <id>, got '${rest.join(" ")}'`,
+      "webhooks",
+    );
+  }
+  const allowed: readonly string[] = WEBHOOK_ACTION_OPTIONS[action];
+  const stray = Object.keys(values).find((name) => values[name] !== undefined && !allowed.includes(name));
+  if (stray !== undefined) {
+    const flag = stray.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    throw new UsageError(`webhooks ${action} does not take --${flag}`, "webhooks");
+  }
+  const json = values["json"] === true;
+  if (action === "list") {
+    if (operands.length > 0)
+      throw new UsageError(`webhooks list takes no arguments, got '${operands.join(" ")}'`, "webhooks");
+    return { name: "webhooks", action, json, ...readListQuery(values, "webhooks") };
+  }
+  const [target, ...extra] = operands;
+  const what = action === "create" ? "url" : "endpoint id";
+  if (target === undefined || extra.length > 0) {
+    throw new UsageError(`webhooks ${action} takes one ${what}, got '${operands.join(" ")}'`, "webhooks");
+  }
+  if (action === "delete") return { name: "webhooks", action, id: target, json };
+  const events = list(values, "event") ?? [];
+  const unknown = events.find((event) => !WEBHOOK_EVENT_TYPES.some((type) => type === event));
+  if (events.length === 0 || unknown !== undefined) {
+    const said = unknown === undefined ? "needs at least one --event" : `has no event '${unknown}'`;
+    throw new UsageError(`webhooks create ${said}; events: ${WEBHOOK_EVENT_TYPES.join(", ")}`, "webhooks");
+  }
+  const description = text(values, "description");
+  return {
+    name: "webhooks",
+    action,
+    url: target,
+    events,
+    json,
+    ...(description === undefined ? {} : { description }),
+  };
+}
+
+function readListQuery(values: OptionValues, command: CommandName): ListQuery {
   const query: ListQuery = {};
-  const limit = readLimit(values.limit, command);
-  const order = readOrder(values.order, command);
+  const limit = readLimit(text(values, "limit"), command);
+  const order = readOrder(text(values, "order"), command);
+  const after = text(values, "after");
   if (limit !== undefined) query.limit = limit;
-  if (values.after !== undefined) query.after = values.after;
+  if (after !== undefined) query.after = after;
   if (order !== undefined) query.order = order;
   return query;
 }
