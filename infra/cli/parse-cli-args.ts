@@ -1,17 +1,22 @@
 import { Command, CommanderError, Option } from "commander";
-import { WEBHOOK_EVENT_TYPES } from "../../schema/db/webhook-tables.ts";
+import {
+  collect,
+  list,
+  readListQuery,
+  text,
+  UsageError,
+  type ListQuery,
+  type OptionValues,
+} from "./cli-option-values.ts";
+import {
+  readUsageCommand,
+  readWebhooksCommand,
+  type UsageCommand,
+  type WebhooksCommand,
+} from "./parse-account-args.ts";
 
-/** A mistake in how the command was called: exit code 2, with the help that shows the right way. */
-export class UsageError extends Error {
-  override name = "UsageError";
-  /** The command whose help to point at; undefined points at the general help. */
-  readonly command: string | undefined;
-
-  constructor(message: string, command?: string) {
-    super(message);
-    this.command = command;
-  }
-}
+export { UsageError, type ListOrder, type ListQuery } from "./cli-option-values.ts";
+export type { UsageCommand, WebhooksCommand } from "./parse-account-args.ts";
 
 export const COMMAND_NAMES = [
   "chat",
@@ -23,13 +28,6 @@ export const COMMAND_NAMES = [
   "webhooks",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
-export type ListOrder = "asc" | "desc";
-
-export interface ListQuery {
-  limit?: number;
-  after?: string;
-  order?: ListOrder;
-}
 
 export type CliCommand =
   | { name: "help"; topic?: CommandName }
@@ -47,72 +45,14 @@ export interface CliArgs {
   connection: { baseUrl?: string | undefined; apiKey?: string | undefined };
 }
 
-/** The server's page bounds (1–100), checked here so a typo costs no request. */
-const MAX_LIMIT = 100;
-
-export const USAGE_GROUPS = ["user", "key", "day", "adapter"] as const;
-export type UsageGroup = (typeof USAGE_GROUPS)[number];
-
-export interface UsageCommand {
-  name: "usage";
-  groupBy?: UsageGroup;
-  /** As given (a date, a date-time or unix seconds): the server reads it. */
-  from?: string;
-  to?: string;
-  csv: boolean;
-  json: boolean;
-}
-
-export type WebhooksCommand =
-  | ({ name: "webhooks"; action: "list"; json: boolean } & ListQuery)
-  | {
-      name: "webhooks";
-      action: "create";
-      url: string;
-      events: string[];
-      description?: string;
-      json: boolean;
-    }
-  | { name: "webhooks"; action: "delete"; id: string; json: boolean };
-
 function isCommandName(value: string | undefined): value is CommandName {
   return COMMAND_NAMES.some((name) => name === value);
-}
-
-function readLimit(raw: string | undefined, command: CommandName): number | undefined {
-  if (raw === undefined) return undefined;
-  const limit = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${raw}'`, command);
-  }
-  return limit;
-}
-
-function readOrder(raw: string | undefined, command: CommandName): ListOrder | undefined {
-  if (raw === undefined || raw === "asc" || raw === "desc") return raw;
-  throw new UsageError(`--order must be asc or desc, got '${raw}'`, command);
 }
 
 function readModel(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === "mol" || /^mol:\S+$/.test(raw)) return raw;
   throw new UsageError(`--model must be mol or mol:<label>, got '${raw}'`, "chat");
 }
-
-function readTime(raw: string | undefined, flag: string): string | undefined {
-  if (raw === undefined || /^\d+$/.test(raw) || !Number.isNaN(Date.parse(raw))) return raw;
-  throw new UsageError(
-    `--${flag} must be a date (2026-12-01), a date-time or unix seconds, got '${raw}'`,
-    "usage",
-  );
-}
-
-/** Option values as commander hands them to an action (strings, booleans, the --adapter/--event lists). */
-type OptionValues = Record<string, string | boolean | string[] | undefined>;
-const text = (values: OptionValues, name: string): string | undefined =>
-  typeof values[name] === "string" ? values[name] : undefined;
-const list = (values: OptionValues, name: string): string[] | undefined =>
-  Array.isArray(values[name]) ? values[name] : undefined;
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 const LIST_OPTIONS = [
   new Option("-n, --limit <value>"),
@@ -150,7 +90,10 @@ function buildProgram(accept: (command: CliCommand) => void): Command {
     const command = program.command(name).allowUnknownOption().argument("[words...]");
     for (const option of options) command.addOption(option);
     command.action((words: string[], values: OptionValues) => {
-      if (wantsHelp()) return accept({ name: "help", topic: name });
+      if (wantsHelp()) {
+        accept({ name: "help", topic: name });
+        return;
+      }
       rejectUnknownOptions(program, name, words);
       accept(run(words, values));
     });
@@ -228,8 +171,8 @@ function buildProgram(accept: (command: CliCommand) => void): Command {
     if (first?.startsWith("-") === true && first.length > 1)
       throw new UsageError(`Unknown option '${first.split("=")[0] ?? first}'`);
     if (first !== undefined) throw new UsageError(`unknown command '${first}'`);
-    if (wantsHelp()) return accept({ name: "help" });
-    throw new UsageError("missing command");
+    if (!wantsHelp()) throw new UsageError("missing command");
+    accept({ name: "help" });
   });
   return program;
 }
@@ -276,84 +219,6 @@ function planValues(values: OptionValues): PlanOptionValues {
   const adapters = list(values, "adapter");
   if (adapters !== undefined) plan.adapter = adapters;
   return plan;
-}
-
-function readUsageCommand(rest: readonly string[], values: OptionValues): UsageCommand {
-  if (rest.length > 0) throw new UsageError(`usage takes no arguments, got '${rest.join(" ")}'`, "usage");
-  const groupBy = text(values, "groupBy");
-  if (groupBy !== undefined && !USAGE_GROUPS.some((group) => group === groupBy)) {
-    throw new UsageError(`--group-by must be ${USAGE_GROUPS.join(", ")}, got '${groupBy}'`, "usage");
-  }
-  if (values["csv"] === true && values["json"] === true)
-    throw new UsageError("--csv and --json exclude each other", "usage");
-  const command: UsageCommand = { name: "usage", csv: values["csv"] === true, json: values["json"] === true };
-  if (groupBy !== undefined) command.groupBy = groupBy as UsageGroup;
-  const from = readTime(text(values, "from"), "from");
-  const to = readTime(text(values, "to"), "to");
-  if (from !== undefined) command.from = from;
-  if (to !== undefined) command.to = to;
-  return command;
-}
-
-/** Each action takes only its own options: `webhooks delete --event x` is a mistake, not something to ignore. */
-const WEBHOOK_ACTION_OPTIONS = {
-  list: ["limit", "after", "order", "json"],
-  create: ["event", "description", "json"],
-  delete: ["json"],
-} as const;
-
-function readWebhooksCommand(rest: readonly string[], values: OptionValues): WebhooksCommand {
-  const [action, ...operands] = rest;
-  if (action !== "list" && action !== "create" && action !== "delete") {
-    throw new UsageError(
-      `webhooks takes list, create <url> or delete <id>, got '${rest.join(" ")}'`,
-      "webhooks",
-    );
-  }
-  const allowed: readonly string[] = WEBHOOK_ACTION_OPTIONS[action];
-  const stray = Object.keys(values).find((name) => values[name] !== undefined && !allowed.includes(name));
-  if (stray !== undefined) {
-    const flag = stray.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    throw new UsageError(`webhooks ${action} does not take --${flag}`, "webhooks");
-  }
-  const json = values["json"] === true;
-  if (action === "list") {
-    if (operands.length > 0)
-      throw new UsageError(`webhooks list takes no arguments, got '${operands.join(" ")}'`, "webhooks");
-    return { name: "webhooks", action, json, ...readListQuery(values, "webhooks") };
-  }
-  const [target, ...extra] = operands;
-  const what = action === "create" ? "url" : "endpoint id";
-  if (target === undefined || extra.length > 0) {
-    throw new UsageError(`webhooks ${action} takes one ${what}, got '${operands.join(" ")}'`, "webhooks");
-  }
-  if (action === "delete") return { name: "webhooks", action, id: target, json };
-  const events = list(values, "event") ?? [];
-  const unknown = events.find((event) => !WEBHOOK_EVENT_TYPES.some((type) => type === event));
-  if (events.length === 0 || unknown !== undefined) {
-    const said = unknown === undefined ? "needs at least one --event" : `has no event '${unknown}'`;
-    throw new UsageError(`webhooks create ${said}; events: ${WEBHOOK_EVENT_TYPES.join(", ")}`, "webhooks");
-  }
-  const description = text(values, "description");
-  return {
-    name: "webhooks",
-    action,
-    url: target,
-    events,
-    json,
-    ...(description === undefined ? {} : { description }),
-  };
-}
-
-function readListQuery(values: OptionValues, command: CommandName): ListQuery {
-  const query: ListQuery = {};
-  const limit = readLimit(text(values, "limit"), command);
-  const order = readOrder(text(values, "order"), command);
-  const after = text(values, "after");
-  if (limit !== undefined) query.limit = limit;
-  if (after !== undefined) query.after = after;
-  if (order !== undefined) query.order = order;
-  return query;
 }
 
 export interface PlanCommand {

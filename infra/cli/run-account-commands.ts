@@ -37,12 +37,9 @@ function groupColumns(rows: readonly UsageRow[]): string[] {
   return [...columns];
 }
 
+/** A group value as text: strings as they are, anything else (a number, an object) as JSON. */
 const cell = (value: unknown): string =>
-  value === undefined || value === null
-    ? ""
-    : typeof value === "object"
-      ? JSON.stringify(value)
-      : String(value as string | number | boolean);
+  value === undefined || value === null ? "" : typeof value === "string" ? value : JSON.stringify(value);
 
 /** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
 const csvField = (text: string): string => (/[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);

@@ -51,11 +51,17 @@ export async function stopGroup(child: ChildProcess, graceMs: number): Promise<v
     child.exitCode !== null || child.signalCode !== null
       ? Promise.resolve()
       : new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  if (!signalGroup(pgid, "SIGTERM")) return void (await leaderExited);
+  if (!signalGroup(pgid, "SIGTERM")) {
+    await leaderExited;
+    return;
+  }
   const deadline = Date.now() + graceMs;
   let exited = false;
-  void leaderExited.then(() => (exited = true));
-  while (Date.now() < deadline && (!exited || signalGroup(pgid, 0))) await sleep(50);
+  void leaderExited.then(() => {
+    exited = true;
+  });
+  const groupGone = () => exited && !signalGroup(pgid, 0);
+  while (Date.now() < deadline && !groupGone()) await sleep(50);
   signalGroup(pgid, "SIGKILL");
   await leaderExited;
   // A member killed by SIGKILL disappears from the group a moment after the signal.

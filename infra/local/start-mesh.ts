@@ -13,7 +13,7 @@ import {
   REPO_ROOT,
   resolveLocalModels,
 } from "./resolve-local-models.ts";
-import { LOCAL_NATS_CONFIG, spawnNatsServer } from "./spawn-nats-server.ts";
+import { LOCAL_NATS_CONFIG, spawnNatsServer, type NatsServerProcess } from "./spawn-nats-server.ts";
 import { createPullProgress } from "../cli/create-pull-progress.ts";
 import { readLocalHarness } from "./read-local-harness.ts";
 import { spawnEdge, type EdgeProcess } from "./spawn-edge.ts";
@@ -50,7 +50,8 @@ const complain = (line: string) => {
 const children: ChildProcess[] = [];
 let stopping: Promise<never> | undefined;
 let edge: EdgeProcess | undefined;
-let nats: Awaited<ReturnType<typeof spawnNatsServer>> | undefined;
+/** Filled in as the start goes on; the stop stops what is there. */
+const started: { nats?: NatsServerProcess } = {};
 
 /** Stops the edge first (no new turns), then the GPU nodes (they drain), then NATS; every one by process group. */
 const shutdown = (code: number): Promise<never> => (stopping ??= stop(code));
@@ -68,7 +69,7 @@ async function stop(code: number): Promise<never> {
   }, 30_000).unref();
   await edge?.stop();
   await Promise.all(children.map((child) => stopGroup(child, 15_000)));
-  await nats?.stop();
+  await started.nats?.stop();
   say("stopped");
   process.exit(code);
 }
@@ -140,7 +141,7 @@ if (models.generated) {
 const storeDir = join(stateDir, "nats");
 await mkdir(storeDir, { recursive: true });
 await unlessStopping();
-nats = await spawnNatsServer({
+started.nats = await spawnNatsServer({
   configPath: LOCAL_NATS_CONFIG,
   port: natsPort,
   wsPort: natsWsPort,

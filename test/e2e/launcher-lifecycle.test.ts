@@ -26,7 +26,8 @@ const heldPorts: Server[] = [];
 
 afterEach(async () => {
   for (const launch of launches.splice(0)) {
-    for (const pid of [launch.child.pid ?? 0, ...launch.seen.keys()]) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+    for (const pid of [launch.child.pid ?? 0, ...launch.seen.keys()])
+      if (isAlive(pid)) process.kill(pid, "SIGKILL");
   }
   await Promise.all(heldPorts.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
   await Promise.all(stateDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
@@ -62,8 +63,8 @@ async function launch(ports?: { edge?: number }): Promise<Launch> {
     },
   });
   const output = { stdout: "", stderr: "" };
-  child.stdout?.setEncoding("utf8").on("data", (text: string) => (output.stdout += text));
-  child.stderr?.setEncoding("utf8").on("data", (text: string) => (output.stderr += text));
+  child.stdout.setEncoding("utf8").on("data", (text: string) => (output.stdout += text));
+  child.stderr.setEncoding("utf8").on("data", (text: string) => (output.stderr += text));
   const seen = new Map<number, string>();
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   // Descendants are polled while the launcher lives: once it is gone, its orphans can no longer be found by parent.
@@ -99,13 +100,20 @@ async function expectAllGone(started: Launch, timeoutMs: number): Promise<void> 
     "launcher and all its processes gone",
     started,
   );
-  await expect(checkFreePorts(started.ports.map((port) => ({ port, what: "test" })))).resolves.toBeUndefined();
+  await expect(
+    checkFreePorts(started.ports.map((port) => ({ port, what: "test" }))),
+  ).resolves.toBeUndefined();
 }
 
 describe("the local launcher (npm start)", () => {
   it("stops nats-server, the GPU node and wrangler's workerd on SIGINT, and frees its ports", async () => {
     const started = await launch();
-    await waitFor(() => started.output.stdout.includes("[molmesh] ready:"), 240_000, "the ready line", started);
+    await waitFor(
+      () => started.output.stdout.includes("[molmesh] ready:"),
+      240_000,
+      "the ready line",
+      started,
+    );
     await waitFor(
       () => ["nats-server", "workerd", "node"].every((name) => [...started.seen.values()].includes(name)),
       5_000,
