@@ -26,6 +26,8 @@ export const molTimingsSchema = z.object({
   routeNodeMs: millis.optional(),
   answerNodeMs: millis.optional(),
   summaryNodeMs: millis.optional(),
+  /** Waited for the previous turn's summary (a turn routed to another specialist than that turn's). */
+  summaryWaitMs: millis.optional(),
 });
 
 /** Per hop, something that hop reported: which node ran it, where it was placed, what it used. */

@@ -57,7 +57,24 @@ export const routeDecisionEventSchema = z.object({
   fallback: z
     .object({ code: wireErrorCodeSchema, message: z.string(), to: z.enum(["previous", "default"]) })
     .optional(),
+  /**
+   * How long the turn waited for the previous turn's summary before its user line was appended (ms, edge clock):
+   * only a turn routed to another specialist than the previous one waits, and at most the summary's bound.
+   */
+  summaryWaitMs: z.number().nonnegative().optional(),
 });
+
+/**
+ * A node that died or stalled mid-answer, and the node that continued the answer from the text already streamed
+ * (its prompt: the answer prompt plus that text). `atChar` is where in the answer text the new node took over.
+ */
+export const answerTakeoverSchema = z.object({
+  fromNode: z.string(),
+  toNode: z.string(),
+  atChar: z.int().nonnegative(),
+  code: wireErrorCodeSchema,
+});
+export type AnswerTakeover = z.infer<typeof answerTakeoverSchema>;
 
 export const answerEventSchema = z.object({
   ...base,
@@ -67,6 +84,8 @@ export const answerEventSchema = z.object({
   text: z.string(),
   finishReason: z.enum(["stop", "length"]),
   hop: hopFactsSchema,
+  /** Mid-stream takeovers, in order; absent when one node wrote the whole answer. */
+  takeovers: z.array(answerTakeoverSchema).optional(),
 });
 
 export const turnFailedEventSchema = z.object({

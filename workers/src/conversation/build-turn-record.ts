@@ -58,6 +58,7 @@ function buildMol(
       routeNodeMs: route?.router?.nodeTimings.totalMs,
       answerNodeMs: answer?.hop.nodeTimings.totalMs,
       summaryNodeMs: summary?.hop.nodeTimings.totalMs,
+      summaryWaitMs: route?.summaryWaitMs,
     }),
     placement: definedOnly({
       route: route?.router?.placement,

@@ -1,4 +1,5 @@
-import type { TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import type { AnswerTakeover, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import { stripSpecialSentinels } from "../../../schema/harness/chat-templates.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import {
   ProtocolError,
@@ -130,15 +131,24 @@ export interface AnswerQuestion extends HopTarget {
 }
 
 /**
- * Streams the answer hop, forwarding each delta. Before any text reached the client, a node that is gone, full,
- * hung or broken is replaced by another (same turn id). Once text has streamed, a lost node fails the turn
- * cleanly instead: a second node would write a different answer, and the client has already shown the first.
+ * Streams the answer hop, forwarding each delta. A node that is gone, full, hung or broken is replaced by another
+ * (same turn id). Before any text reached the client the new node simply starts over; once text has streamed it
+ * continues the answer instead: its prompt is the answer prompt plus the text streamed so far (the prompt ends
+ * inside the assistant turn, so the model goes on from there), its token budget what is left of the answer's, and
+ * only its new text goes on to the client, which sees one uninterrupted answer. Each takeover is recorded.
  */
 export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<TimelineEventOf<"answer">> {
   const specialist = deps.harness.specialists[q.label];
   if (!specialist) throw new Error(`the harness has no specialist "${q.label}"`);
   const { progress } = q;
   const started = deps.now();
+  const sampling = { ...specialist.sampling, ...q.sampling };
+  /** The answer text so far, across nodes, and the deltas it came in (a token each, near enough). */
+  let streamed = "";
+  let streamedDeltas = 0;
+  let lastNode: string | undefined;
+  const takeovers: AnswerTakeover[] = [];
+  let firstTokenAt: number | undefined;
   const { value, placement } = await placeHop(
     {
       placement: deps.placement,
@@ -146,12 +156,19 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       adapter: specialist.adapter,
       conversationId: q.conversationId,
       lastNodeId: q.lastNodeId,
-      canRetry: () => progress.streamedChars === 0 && !q.signal.aborted,
+      canRetry: (error) => {
+        if (q.signal.aborted) return false;
+        if (streamed !== "" && lastNode) {
+          const { code } = toWireErrorPayload(error);
+          takeovers.push({ fromNode: lastNode, toNode: "", atChar: streamed.length, code });
+        }
+        return true;
+      },
     },
     async (subject, attempt) => {
-      let firstTokenAt: number | undefined;
       let start: StartPart | undefined;
       progress.nodeStarted = false;
+      const continuation = stripSpecialSentinels(streamed);
       const parts = deps.hops.answer(
         {
           version: WIRE_VERSION,
@@ -160,8 +177,8 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           conversationId: q.conversationId,
           turnId: q.turnId,
           adapter: specialist.adapter,
-          view: q.prompt,
-          sampling: { ...specialist.sampling, ...q.sampling },
+          view: q.prompt + continuation,
+          sampling: { ...sampling, maxTokens: Math.max(1, sampling.maxTokens - streamedDeltas) },
           timeoutMs: specialist.answerTimeoutMs,
         },
         {
@@ -174,31 +191,39 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       for await (const part of parts) {
         if (part.type === "start") {
           start = part;
+          lastNode = part.nodeId;
           progress.nodeStarted = true;
+          const takeover = takeovers.at(-1);
+          if (takeover?.toNode === "") takeover.toNode = part.nodeId;
         } else if (part.type === "text-delta") {
           firstTokenAt ??= deps.now();
+          streamed += part.delta;
+          streamedDeltas += 1;
           progress.streamedChars += part.delta.length;
           q.onDelta(part.delta);
-        } else return { part, start, firstTokenAt };
+        } else return { part, start };
       }
       throw new ProtocolError("answer stream ended without a finish part");
     },
   );
   const ended = deps.now();
+  // A continuing node's own text is only what it added; the answer is everything the client was sent.
+  const text = takeovers.length > 0 ? streamed : value.part.text;
   return {
     type: "answer",
     turnId: q.turnId,
     adapter: specialist.adapter,
     revision: value.start?.revision ?? "unknown",
-    text: value.part.text,
+    text,
     finishReason: value.part.finishReason,
     hop: {
       nodeId: value.start?.nodeId ?? "unknown",
       usage: value.part.usage,
       nodeTimings: value.part.timings,
-      edgeTimings: { totalMs: ended - started, firstTokenMs: (value.firstTokenAt ?? ended) - started },
+      edgeTimings: { totalMs: ended - started, firstTokenMs: (firstTokenAt ?? ended) - started },
       placement,
     },
+    ...(takeovers.length > 0 ? { takeovers: takeovers.filter((t) => t.toNode !== "") } : {}),
   };
 }
 

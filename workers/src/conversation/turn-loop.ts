@@ -2,20 +2,27 @@
  * The turn loop: one turn, stored (`/v1/responses`, conversations) or stateless (`/v1/chat/completions`), always in
  * this order:
  *
- * 1. user message — `user_message` appended to the timeline.
- * 2. route — a forced label, else the router hop, else the fallback (the previous specialist, else the harness
- *    default) → `route_decision`; the client gets `turn-start`.
+ * 1. route — a forced label, else the router hop on the router's view with this turn's user line (rendered as
+ *    it will be appended), else the fallback (the previous specialist, else the harness default).
+ * 2. user message — `user_message` and `route_decision` appended together; the client gets `turn-start`. A turn
+ *    routed to another specialist than the previous turn's first waits (bounded) for that turn's summary, so
+ *    its view holds it in full; see {@link SummarySchedule}.
  * 3. streamed answer — the specialist's deltas go to the client as they come; the client's cancel aborts the hop.
  * 4. append — `answer` (client gets `turn-finish`), `turn_failed` (`turn-error`) or `turn_cancelled`; the client's
  *    stream ends here, so nothing below is on its critical path.
  * 5. webhook outbox — the turn's event (completed, or failed/cancelled) goes to the outbox.
  * 6. summary — stored turns with an answer only: the summary hop → `summary` | `summary_failed`, then its event.
+ *    It runs after the turn has left the conversation's queue: the next turn may already be routing.
  * 7. token charging — every hop's tokens against the tenant: the nodes' own figures, or for an answer that was
  *    cancelled or failed (the node never sent them) an estimate, see {@link measureTurnCharge}.
  *
- * Stored turns of one conversation run one at a time, so the next turn's views already hold this one's summary.
+ * Stored turns of one conversation run steps 1–5 one at a time. The summary of the previous turn reaches the
+ * other specialists' views in full only if it lands before the next turn's user line: a turn routed to the
+ * previous turn's own specialist does not wait for it (that specialist saw the whole answer), and a summary that
+ * lands later reaches only the compact forms of its turn.
  * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
  */
+import type { TimelineEventOf } from "../../../schema/db/timeline-event.ts";
 import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
 import { replayTurnParts } from "./replay-turn-parts.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
@@ -31,6 +38,7 @@ import type {
 } from "./conversation-rpc.ts";
 import type { ConversationMeta, ConversationStore } from "./conversation-store.ts";
 import { createMessagesTimeline, type Timeline } from "./timeline.ts";
+import { SummarySchedule } from "./summary-schedule.ts";
 import { decideRoute, runAnswerHop, summarizeTurn, type AnswerProgress, type HopDeps } from "./turn-hops.ts";
 import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
 
@@ -63,12 +71,17 @@ interface TurnJob {
   timeline: Timeline;
   outbox?: { meta: ConversationMeta; outbox: TurnOutbox };
   client: ReturnType<typeof createPartStream<TurnStreamPart>>;
+  /** The conversation's running summaries (stored turns); absent for a stateless turn. */
+  summaries?: SummarySchedule;
+  /** Lets the next turn of the conversation start: called once the answer is stored and its event emitted. */
+  release?: () => void;
 }
 
 /** The stored turns of one conversation: idempotency, one turn at a time, each through {@link runTurnLoop}. */
 export class ConversationTurns {
   readonly #deps: TurnLoopDeps & { store: ConversationStore; outbox: TurnOutbox };
   readonly #queue = new TurnQueue();
+  readonly #summaries = new SummarySchedule();
 
   constructor(deps: TurnLoopDeps & { store: ConversationStore; outbox: TurnOutbox }) {
     this.#deps = deps;
@@ -108,20 +121,30 @@ export class ConversationTurns {
       store.writeIdempotency({ ...request.idempotency, turnId });
     }
     const client = createPartStream<TurnStreamPart>();
-    void this.#queue.run(async () => {
-      const deps = await resolveTurnDeps(this.#deps);
-      const { harnessHash } = deps;
-      await runTurnLoop(deps, {
-        ...request,
-        tenantId: meta.tenantId,
-        conversationId: meta.id,
-        turnId,
-        harnessHash,
-        timeline: new ConversationTimeline(store, deps.harness, harnessHash),
-        outbox: { meta, outbox: this.#deps.outbox },
-        client,
-      });
-    });
+    // The queue holds the turn until `release` (the answer is stored), not through its summary.
+    void this.#queue.run(
+      () =>
+        new Promise<void>((release) => {
+          void (async () => {
+            const deps = await resolveTurnDeps(this.#deps);
+            const { harnessHash } = deps;
+            await runTurnLoop(deps, {
+              ...request,
+              tenantId: meta.tenantId,
+              conversationId: meta.id,
+              turnId,
+              harnessHash,
+              timeline: new ConversationTimeline(store, deps.harness, harnessHash),
+              outbox: { meta, outbox: this.#deps.outbox },
+              client,
+              summaries: this.#summaries,
+              release,
+            });
+          })()
+            .catch(() => client.close())
+            .finally(release);
+        }),
+    );
     return { ok: true, stream: client.stream };
   }
 
@@ -139,9 +162,12 @@ export class ConversationTurns {
     return { ok: true, turnId };
   }
 
-  /** Runs `task` once the running and queued turns are done (so no event lands after a delete, say). */
+  /** Runs `task` once the running and queued turns and their summaries are done (so no event lands after a delete). */
   afterTurns<T>(task: () => Promise<T>): Promise<T> {
-    return this.#queue.run(task);
+    return this.#queue.run(async () => {
+      await this.#summaries.idle();
+      return task();
+    });
   }
 }
 
@@ -186,21 +212,25 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
   let reported = false;
   try {
     const forced = job.forcedLabel ? { forcedLabel: job.forcedLabel } : {};
-    timeline.append({
+    const userMessage: TimelineEventOf<"user_message"> = {
       type: "user_message",
       turnId,
       text: job.text,
       harnessHash: job.harnessHash,
       ...forced,
-    });
-    const decision = await decideRoute(deps, {
+    };
+    const routed = await decideRoute(deps, {
       conversationId,
       turnId,
-      prompt: timeline.routePrompt(),
+      prompt: timeline.routePrompt(userMessage),
       ...forced,
       previousLabel: timeline.lastAnsweredLabel(),
       lastNodeId: timeline.lastNodeFor(harness.router.adapter),
     });
+    const summaryWaitMs = job.summaries && (await waitForSummary(deps, job.summaries, routed.label));
+    const decision = summaryWaitMs === undefined ? routed : { ...routed, summaryWaitMs };
+    timeline.append(userMessage);
+    job.summaries?.clear();
     timeline.append(decision);
     client.push({ type: "turn-start", turn: record() });
 
@@ -246,14 +276,19 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
     const summaryPrompt = timeline.summaryPrompt?.bind(timeline);
     if (answered && summaryPrompt) {
       const adapter = harness.specialists[label]?.adapter ?? label;
-      const summary = await summarizeTurn(deps, {
+      // Started (its prompt read) before the next turn may append anything, then awaited outside the queue.
+      const summarized = summarizeTurn(deps, {
         conversationId,
         turnId,
         label,
         prompt: () => summaryPrompt(label),
         lastNodeId: timeline.lastNodeFor(adapter),
+      }).then((summary) => {
+        if (summary) timeline.append(summary);
       });
-      if (summary) timeline.append(summary);
+      job.summaries?.add(turnId, adapter, summarized);
+      job.release?.();
+      await summarized;
       await emitEvent(job, record(), "summary");
     }
   } catch (error) {
@@ -270,6 +305,24 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
     const charge = turn ? measureTurnCharge(turn.mol, partial) : undefined;
     if (charge && charge.tokens > 0) await deps.meter.record(job.tenantId, charge).catch(() => undefined);
   }
+}
+
+/**
+ * Waits for the previous turn's summary when `label`'s specialist would see it, at most that summary hop's own
+ * bound (its harness timeout, capped by the reply deadline, per attempt): the ms waited.
+ */
+async function waitForSummary(
+  deps: TurnLoopDeps,
+  summaries: SummarySchedule,
+  label: string,
+): Promise<number | undefined> {
+  const specialist = deps.harness.specialists[label];
+  const adapter = specialist?.adapter ?? label;
+  const limitMs = Math.min(
+    specialist?.summary.timeoutMs ?? deps.hopTimeouts.replyMs,
+    deps.hopTimeouts.replyMs,
+  );
+  return summaries.waitFor(adapter, limitMs, deps.now);
 }
 
 /** An outbox failure must not stop the summary or the charge; the outbox's own retry covers delivery. */
