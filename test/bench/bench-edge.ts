@@ -154,6 +154,7 @@ const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
 });
 await tiny.stop();
 await nats.dispose();
+if (process.env.MOL_BENCH_DUMP) await writeFile(process.env.MOL_BENCH_DUMP, JSON.stringify(breakdown, null, 1));
 
 const pick = (key: string) => breakdown.paced.map((t) => t.mol.timings[key] ?? 0);
 const route = pick("routeMs");
@@ -187,7 +188,18 @@ const report: EdgeReport = {
       p50: round(percentile(backToBack, 50)),
       p95: round(percentile(backToBack, 95)),
     },
-    // A client that sends its next message the moment an answer ends waits for the previous summary first.
+    // Client time outside the answer hop (route, any summary wait, and the edge's own overhead), as before.
+    backToBackOverPacedP50: round(percentile(backToBack, 50) / percentile(client, 50), 3),
+    // Route plus the summary wait the edge recorded (a turn routed to another specialist waits for the previous
+    // summary), plus what back-to-back turns took beyond paced ones (a summary still busy on the answer's KV slot).
+    backToBackShareOfRouteAndSummaryWait: round(
+      (sum(
+        breakdown.backToBack.map((t) => (t.mol.timings.routeMs ?? 0) + (t.mol.timings.summaryWaitMs ?? 0)),
+      ) +
+        Math.max(0, sum(backToBack) - percentile(client, 50) * backToBack.length)) /
+        sum(backToBack),
+      3,
+    ),
     backToBackShareOfRouteAndSummary: round(
       (sum(backToBack) -
         sum(backToBackBusy) +

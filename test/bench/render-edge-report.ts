@@ -16,6 +16,8 @@ export interface EdgeReport {
     shareIfSummaryWereInline: number;
     backToBackClientTurnMs: Pct;
     backToBackShareOfRouteAndSummary: number;
+    backToBackOverPacedP50: number;
+    backToBackShareOfRouteAndSummaryWait: number;
   };
 }
 
@@ -51,8 +53,10 @@ export function renderEdgeReport(r: EdgeReport): string {
     `Route + summary on the client's critical path, for a client that reads each answer before the next message:`,
     `**${pct(h.criticalShareOfRouteAndSummary)}** of client time (the summary runs after the response ends). Were the`,
     `summary inline, it would be ${pct(h.shareIfSummaryWereInline)}. A client that sends its next message the moment`,
-    `an answer ends waits for the previous summary: client turn p50 ${h.backToBackClientTurnMs.p50} ms, p95`,
-    `${h.backToBackClientTurnMs.p95} ms, and route + summary wait is ${pct(h.backToBackShareOfRouteAndSummary)} of its time.`,
+    `an answer ends: client turn p50 ${h.backToBackClientTurnMs.p50} ms, p95 ${h.backToBackClientTurnMs.p95} ms,`,
+    `${h.backToBackOverPacedP50}× the paced p50; route + summary wait (recorded waits plus time beyond the paced p50)`,
+    `is ${pct(h.backToBackShareOfRouteAndSummaryWait)} of its time, and its time outside the answer hop`,
+    `${pct(h.backToBackShareOfRouteAndSummary)}.`,
     "The Macaron-V1 report gives 32 % for route + summary on its Venti model.",
     "",
   ].join("\n");

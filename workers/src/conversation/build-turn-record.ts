@@ -70,6 +70,7 @@ function buildMol(
       answer: answer?.hop.usage,
       summary: summary?.hop.usage,
     }),
+    ...(answer?.takeovers ? { takeovers: answer.takeovers } : {}),
     summary: summary
       ? { status: "ready", text: summary.text }
       : found.summary_failed
