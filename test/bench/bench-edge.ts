@@ -154,7 +154,8 @@ const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
 });
 await tiny.stop();
 await nats.dispose();
-if (process.env.MOL_BENCH_DUMP) await writeFile(process.env.MOL_BENCH_DUMP, JSON.stringify(breakdown, null, 1));
+if (process.env.MOL_BENCH_DUMP)
+  await writeFile(process.env.MOL_BENCH_DUMP, JSON.stringify(breakdown, null, 1));
 
 const pick = (key: string) => breakdown.paced.map((t) => t.mol.timings[key] ?? 0);
 const route = pick("routeMs");

@@ -24,9 +24,11 @@ function streamOf(result: StartTurnResult): ReadableStream<Uint8Array> {
 function heldSummaries() {
   const releases: Array<() => void> = [];
   return {
-    summary: (input: { turnId: string }) =>
+    summary: (input: { turnId?: string | undefined }) =>
       new Promise<{ text: string }>((resolve) => {
-        releases.push(() => resolve({ text: `Summary of ${input.turnId}.` }));
+        releases.push(() => {
+          resolve({ text: `Summary of ${input.turnId ?? "?"}.` });
+        });
       }),
     releaseAll: () => {
       for (const release of releases.splice(0)) release();
@@ -70,14 +72,14 @@ describe("the next turn and the previous summary", () => {
     // The route hop saw the new user line, rendered as the user message then appended renders it.
     expect(c.scripted.calls.route[1]?.view).toContain("second question");
     held.releaseAll();
-    await c.turns.afterTurns(async () => undefined);
+    await c.turns.afterTurns(() => Promise.resolve());
     expect(c.types().slice(6).sort()).toEqual(["summary:turn_t1", "summary:turn_t2"]);
   });
 
   it("waits for that summary when routed to another specialist, so its view holds it", async () => {
     const labels = ["coding", "chat"];
     const c = conversation({
-      route: async () => ({ label: labels.shift() ?? "chat" }),
+      route: () => Promise.resolve({ label: labels.shift() ?? "chat" }),
       summary: async (input) => {
         await new Promise((resolve) => setTimeout(resolve, 60));
         return { text: `Summary of ${input.turnId}.` };
@@ -85,7 +87,7 @@ describe("the next turn and the previous summary", () => {
     });
     await c.turn("first question");
     await c.turn("second question");
-    await c.turns.afterTurns(async () => undefined);
+    await c.turns.afterTurns(() => Promise.resolve());
     expect(c.types().slice(0, 5)).toEqual([
       "user_message:turn_t1",
       "route_decision:turn_t1",
@@ -102,7 +104,7 @@ describe("the next turn and the previous summary", () => {
     const labels = ["coding", "chat"];
     const held = heldSummaries();
     const c = conversation(
-      { route: async () => ({ label: labels.shift() ?? "chat" }), summary: held.summary },
+      { route: () => Promise.resolve({ label: labels.shift() ?? "chat" }), summary: held.summary },
       80,
     );
     await c.turn("first question");
@@ -115,7 +117,7 @@ describe("the next turn and the previous summary", () => {
     expect(waited).toBeLessThan(500);
     expect(c.scripted.calls.answer[1]?.view).not.toContain("Summary of turn_t1.");
     held.releaseAll();
-    await c.turns.afterTurns(async () => undefined);
+    await c.turns.afterTurns(() => Promise.resolve());
     expect(c.types()).toContain("summary:turn_t1");
   });
 });
@@ -137,6 +139,8 @@ async function* nodeStream(
     revision: "rev1",
   };
   for (const delta of deltas) yield { version: WIRE_VERSION, seq: seq++, type: "text-delta", delta };
+  // The node goes away (or finishes) after the deltas went out, on a later tick, as over the network.
+  await Promise.resolve();
   if (end instanceof Error) throw end;
   yield {
     version: WIRE_VERSION,
@@ -161,7 +165,7 @@ describe("mid-stream failover by continuation", () => {
       },
     });
     const parts = await c.turn("hi");
-    await c.turns.afterTurns(async () => undefined);
+    await c.turns.afterTurns(() => Promise.resolve());
 
     const deltas = parts.flatMap((p) => (p.type === "text-delta" ? [p.delta] : []));
     expect(deltas.join("")).toBe("Hello there, friend.");

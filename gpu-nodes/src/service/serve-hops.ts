@@ -213,7 +213,7 @@ function createStreamWriter(msg: Msg): { emit: (part: StreamPartBody) => void; e
     if (quiet) send({ type: "keepalive" });
     quiet = true;
   }, STREAM_KEEPALIVE_MS / 2);
-  keepalive.unref?.();
+  keepalive.unref();
   return {
     emit: send,
     end: () => {

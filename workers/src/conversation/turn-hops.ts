@@ -2,6 +2,7 @@ import type { AnswerTakeover, TimelineEventOf } from "../../../schema/db/timelin
 import { stripSpecialSentinels } from "../../../schema/harness/chat-templates.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import {
+  DEFAULT_ANSWER_MAX_TOKENS,
   ProtocolError,
   WIRE_VERSION,
   toWireErrorPayload,
@@ -178,7 +179,10 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           turnId: q.turnId,
           adapter: specialist.adapter,
           view: q.prompt + continuation,
-          sampling: { ...sampling, maxTokens: Math.max(1, sampling.maxTokens - streamedDeltas) },
+          sampling: {
+            ...sampling,
+            maxTokens: Math.max(1, (sampling.maxTokens ?? DEFAULT_ANSWER_MAX_TOKENS) - streamedDeltas),
+          },
           timeoutMs: specialist.answerTimeoutMs,
         },
         {

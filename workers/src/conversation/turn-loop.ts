@@ -141,7 +141,9 @@ export class ConversationTurns {
               release,
             });
           })()
-            .catch(() => client.close())
+            .catch(() => {
+              client.close();
+            })
             .finally(release);
         }),
     );
