@@ -4,7 +4,8 @@ import { timingsSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/inde
 /**
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
  * `user_message` and its events arrive in this order: route_decision, then answer | turn_failed |
- * turn_cancelled, then (after an answer) summary | summary_failed. Nothing is updated in place.
+ * turn_cancelled, then (after an answer) summary | summary_failed. The summary runs off the next turn's critical
+ * path, so it may land after the next turn's events have begun. Nothing is updated in place.
  */
 const base = { turnId: z.string().min(1).max(64) };
 

@@ -4,10 +4,11 @@
  *
  * 1. route — a forced label, else the router hop on the router's view with this turn's user line (rendered as
  *    it will be appended), else the fallback (the previous specialist, else the harness default).
- * 2. user message — `user_message` and `route_decision` appended together; the client gets `turn-start`. A turn
+ * 2. user message — `user_message`, then `route_decision` (no await between); the client gets `turn-start`. A turn
  *    routed to another specialist than the previous turn's first waits (bounded) for that turn's summary, so
  *    its view holds it in full; see {@link SummarySchedule}.
  * 3. streamed answer — the specialist's deltas go to the client as they come; the client's cancel aborts the hop.
+ *    A node lost mid-stream is replaced by one that continues the answer from the text streamed (`runAnswerHop`).
  * 4. append — `answer` (client gets `turn-finish`), `turn_failed` (`turn-error`) or `turn_cancelled`; the client's
  *    stream ends here, so nothing below is on its critical path.
  * 5. webhook outbox — the turn's event (completed, or failed/cancelled) goes to the outbox.
