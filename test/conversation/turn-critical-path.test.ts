@@ -36,11 +36,15 @@ function heldSummaries() {
   };
 }
 
-function conversation(script: Parameters<typeof createScriptedHops>[0], replyMs = 1_000) {
+function conversation(
+  script: Parameters<typeof createScriptedHops>[0],
+  replyMs = 1_000,
+  now = () => performance.now(),
+) {
   const scripted = createScriptedHops(script);
   const store = new MemoryConversationStore(META);
   const { deps, outbox } = createTestDeps(scripted.hops, {
-    now: () => performance.now(),
+    now,
     hopTimeouts: { firstPartMs: 1_000, stallMs: 1_000, replyMs },
   });
   const turns = new ConversationTurns({ ...deps, store, outbox });
@@ -206,5 +210,23 @@ describe("mid-stream failover by continuation", () => {
       ["node-a", "node-b", 5],
       ["node-b", "node-c", 10],
     ]);
+  });
+
+  it("does not continue an answer that ran out of its own time budget", async () => {
+    let clock = 0;
+    let calls = 0;
+    const c = conversation(
+      {
+        answer: () => {
+          calls += 1;
+          return nodeStream(`node-${calls}`, ["Part"], new EngineFailureError("gone"));
+        },
+      },
+      1_000,
+      () => (clock += 60 * 60_000), // an hour per reading: every budget is spent
+    );
+    const parts = await c.turn("slow");
+    expect(calls).toBe(1);
+    expect(parts.at(-1)?.type).toBe("turn-error");
   });
 });

@@ -158,7 +158,8 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       conversationId: q.conversationId,
       lastNodeId: q.lastNodeId,
       canRetry: (error) => {
-        if (q.signal.aborted) return false;
+        // The answer's own time budget spans every node: one that ran out of it is not continued elsewhere.
+        if (q.signal.aborted || deps.now() - started >= specialist.answerTimeoutMs) return false;
         if (streamed !== "" && lastNode) {
           const { code } = toWireErrorPayload(error);
           takeovers.push({ fromNode: lastNode, toNode: "", atChar: streamed.length, code });
@@ -183,7 +184,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
             ...sampling,
             maxTokens: Math.max(1, (sampling.maxTokens ?? DEFAULT_ANSWER_MAX_TOKENS) - streamedDeltas),
           },
-          timeoutMs: specialist.answerTimeoutMs,
+          timeoutMs: Math.max(1, Math.round(specialist.answerTimeoutMs - (deps.now() - started))),
         },
         {
           subject,
