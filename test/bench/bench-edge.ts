@@ -2,7 +2,8 @@
  * `npm run bench:edge`: (1) per-turn edge overhead (client time minus GPU node time) at conversation lengths
  * 10 … 5,000 turns, with an instant engine so only the edge, its Durable Object and NATS are measured; (2) the
  * share of route + summary time on the client's critical path, on the real tiny model. Writes
- * test/bench/results/edge.json and edge.md. A benchmark, not a test: it asserts nothing.
+ * test/bench/results/edge.json and edge.md. A benchmark, not a test: it asserts nothing. `MOL_BENCH_DUMP=<file>`
+ * also writes every paced and back-to-back turn's client time and `mol`, to see where a turn's time went.
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
