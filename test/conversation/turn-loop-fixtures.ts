@@ -78,10 +78,7 @@ export class MemoryConversationStore implements ConversationStore {
 
 type RouteScript = (input: RouteRequestInput) => Promise<Pick<RouteResult, "label"> & { usage?: Usage }>;
 type AnswerScript = (input: AnswerRequestInput, options: HopCallOptions) => AsyncIterable<AnswerStreamPart>;
-type SummaryScript = (
-  input: SummaryRequestInput,
-  options: HopCallOptions,
-) => Promise<{ text: string; usage?: Usage }>;
+type SummaryScript = (input: SummaryRequestInput) => Promise<{ text: string; usage?: Usage }>;
 
 const defaultRoute: RouteScript = async () => ({ label: "coding" });
 const defaultSummary: SummaryScript = async () => ({ text: "Said hello." });
@@ -116,9 +113,9 @@ export function createScriptedHops(script: {
       calls.answer.push(input);
       return (script.answer ?? (() => answerParts("Hello there.", usage(100, 5))))(input, options ?? {});
     },
-    async summary(input, options) {
+    async summary(input) {
       calls.summary.push(input);
-      const reply = await (script.summary ?? defaultSummary)(input, options ?? {});
+      const reply = await (script.summary ?? defaultSummary)(input);
       return {
         version: WIRE_VERSION,
         type: "summary-result",

@@ -7,26 +7,19 @@
  * previous turn never does (a specialist sees its own turns in full), one routed to another specialist waits
  * for that one summary, at most the summary hop's own time bound. A summary that lands later still reaches
  * every view's compact form of its turn.
- *
- * A turn routed to the previous turn's own specialist cancels that turn's running summary: on the node the
- * summary holds the (conversation, adapter) KV slot, so the answer would wait for it anyway. The cancelled turn
- * gets `summary_failed` (`cancelled`) and its compact forms keep only its user line.
  */
 export class SummarySchedule {
   /** The summary of the latest answered turn, while it runs. */
-  #latest: { turnId: string; adapter: string; landed: Promise<void>; cancel: () => void } | undefined;
+  #latest: { turnId: string; adapter: string; landed: Promise<void> } | undefined;
   readonly #running = new Set<Promise<void>>();
 
-  /**
-   * Records that `turnId`'s summary (written for `adapter`'s turn) is running until `work` settles; `cancel`
-   * stops its hop.
-   */
-  add(turnId: string, adapter: string, work: Promise<unknown>, cancel: () => void): void {
+  /** Records that `turnId`'s summary (written for `adapter`'s turn) is running until `work` settles. */
+  add(turnId: string, adapter: string, work: Promise<unknown>): void {
     const landed = work.then(
       () => undefined,
       () => undefined,
     );
-    const entry = { turnId, adapter, landed, cancel };
+    const entry = { turnId, adapter, landed };
     this.#latest = entry;
     this.#running.add(landed);
     void landed.then(() => {
@@ -47,12 +40,7 @@ export class SummarySchedule {
    */
   async waitFor(adapter: string, limitMs: number, now: () => number): Promise<number | undefined> {
     const latest = this.#latest;
-    if (!latest) return undefined;
-    if (latest.adapter === adapter) {
-      // It can no longer reach any view in full, and it holds the KV slot this turn's answer is about to need.
-      latest.cancel();
-      return undefined;
-    }
+    if (!latest || latest.adapter === adapter) return undefined;
     const started = now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<void>((resolve) => {

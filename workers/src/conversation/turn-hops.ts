@@ -238,7 +238,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
  */
 export async function summarizeTurn(
   deps: HopDeps,
-  q: Omit<HopTarget, "prompt"> & { label: string; prompt: () => string; signal?: AbortSignal },
+  q: Omit<HopTarget, "prompt"> & { label: string; prompt: () => string },
 ): Promise<TimelineEventOf<"summary"> | TimelineEventOf<"summary_failed"> | undefined> {
   const specialist = deps.harness.specialists[q.label];
   if (!specialist) return undefined;
@@ -252,7 +252,7 @@ export async function summarizeTurn(
         adapter: specialist.adapter,
         conversationId: q.conversationId,
         lastNodeId: q.lastNodeId,
-        canRetry: () => !q.signal?.aborted,
+        canRetry: () => true,
       },
       (subject, attempt) =>
         deps.hops.summary(
@@ -267,7 +267,7 @@ export async function summarizeTurn(
             maxTokens: specialist.summary.maxTokens,
             timeoutMs: Math.min(specialist.summary.timeoutMs, deps.hopTimeouts.replyMs),
           },
-          { subject, ...(q.signal ? { signal: q.signal } : {}) },
+          { subject },
         ),
     );
     return {

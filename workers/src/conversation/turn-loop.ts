@@ -19,8 +19,8 @@
  *
  * Stored turns of one conversation run steps 1–5 one at a time. The summary of the previous turn reaches the
  * other specialists' views in full only if it lands before the next turn's user line: a turn routed to the
- * previous turn's own specialist does not wait for it (that specialist saw the whole answer) but cancels it (it
- * holds the KV slot that answer needs), and a summary that lands later reaches only the compact forms of its turn.
+ * previous turn's own specialist does not wait for it (that specialist saw the whole answer), and a summary that
+ * lands later reaches only the compact forms of its turn.
  * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
  */
 import type { TimelineEventOf } from "../../../schema/db/timeline-event.ts";
@@ -279,7 +279,6 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
     const summaryPrompt = timeline.summaryPrompt?.bind(timeline);
     if (answered && summaryPrompt) {
       const adapter = harness.specialists[label]?.adapter ?? label;
-      const superseded = new AbortController();
       // Started (its prompt read) before the next turn may append anything, then awaited outside the queue.
       const summarized = summarizeTurn(deps, {
         conversationId,
@@ -287,13 +286,10 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
         label,
         prompt: () => summaryPrompt(label),
         lastNodeId: timeline.lastNodeFor(adapter),
-        signal: superseded.signal,
       }).then((summary) => {
         if (summary) timeline.append(summary);
       });
-      job.summaries?.add(turnId, adapter, summarized, () => {
-        superseded.abort();
-      });
+      job.summaries?.add(turnId, adapter, summarized);
       job.release?.();
       await summarized;
       await emitEvent(job, record(), "summary");
