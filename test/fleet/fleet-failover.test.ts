@@ -225,21 +225,34 @@ describe("a fleet of GPU node processes", () => {
     const id = await conversation();
     let answering = (await turn(id, "warm up")).nodes.answer as string;
     const completed: string[] = [];
-    for (let i = 0; i < 10; i++) {
+    let turns = 1;
+    // A kill that lands after the answer's last part (the tiny model may stop early) tests nothing: such a turn
+    // must have been answered whole by the victim, and does not count. Every other kill must be taken over.
+    for (let attempt = 0; completed.length < 10 && attempt < 20; attempt++) {
       const victim = nodes.get(answering) as GpuNodeProcess;
-      const streamed = await streamKillingMidway(id, `a very long story, part ${i}`, victim);
+      const streamed = await streamKillingMidway(id, `a very long story, part ${attempt}`, victim);
+      turns += 1;
       nodes.delete(victim.nodeId);
       expectOneContinuousAnswer(streamed);
       const takeover = streamed.mol?.takeovers?.[0];
-      expect(takeover).toMatchObject({ fromNode: victim.nodeId });
-      expect(takeover?.atChar).toBeGreaterThan(0);
-      completed.push(`${victim.nodeId}→${takeover?.toNode ?? "?"}@${takeover?.atChar ?? 0}`);
-      answering = streamed.mol?.nodes.answer as string;
+      if (takeover) {
+        expect(takeover).toMatchObject({ fromNode: victim.nodeId });
+        expect(takeover.atChar).toBeGreaterThan(0);
+        completed.push(`${victim.nodeId}→${takeover.toNode}@${takeover.atChar}`);
+      } else {
+        expect(streamed.mol?.nodes.answer).toBe(victim.nodeId);
+      }
       await topUp();
+      answering = streamed.mol?.nodes.answer as string;
+      if (!nodes.has(answering)) {
+        // The victim had the KV: a plain turn shows where the conversation went.
+        answering = (await turn(id, "where now?")).nodes.answer as string;
+        turns += 1;
+      }
     }
     expect(completed).toHaveLength(10);
     const roles = (await items(id)).map((i) => i.role);
-    expect(roles).toEqual(Array.from({ length: 11 }, () => ["user", "assistant"]).flat());
+    expect(roles).toEqual(Array.from({ length: turns }, () => ["user", "assistant"]).flat());
   }, 420_000);
 
   it("survives a nats-server restart: new turns work once it is back", async () => {
