@@ -94,7 +94,10 @@ export function createReadlineTerminal({ input, output, signals }: ReadlineTermi
     resolve(next);
   };
   const interrupt = (): void => {
-    if (interruptListener !== undefined) return interruptListener();
+    if (interruptListener !== undefined) {
+      interruptListener();
+      return;
+    }
     interrupts++;
     settle();
   };

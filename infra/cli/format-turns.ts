@@ -10,8 +10,7 @@ export function formatCachedShare(cached: number, total: number): string {
 /** `router`, `forced`, or `fallback(overloaded→previous)`: why this specialist answered. */
 export function formatRouteSource(mol: TurnMol): string {
   if (mol.source !== "fallback" || mol.fallback === undefined) return mol.source;
-  const to = mol.fallback.to === undefined ? "" : `→${mol.fallback.to}`;
-  return `fallback(${mol.fallback.code}${to})`;
+  return `fallback(${mol.fallback.code}→${mol.fallback.to})`;
 }
 
 /** Revisions are content fingerprints; a prefix tells two apart at a glance. */
@@ -22,8 +21,8 @@ function formatMs(ms: number | undefined): string | undefined {
 }
 
 function formatMolFacts(mol: TurnMol): string[] {
-  const timings = mol.timings ?? {};
-  const answer = mol.usage?.answer;
+  const timings = mol.timings;
+  const answer = mol.usage.answer;
   return [
     mol.label,
     formatRouteSource(mol),
@@ -74,14 +73,14 @@ function readItemText(item: Item): string {
 }
 
 function formatMolHeader(mol: TurnMol): string[] {
-  const answer = mol.usage?.answer;
+  const answer = mol.usage.answer;
   return [
     mol.label,
     formatRouteSource(mol),
     answer === undefined
       ? undefined
       : `answer ${formatCachedShare(answer.cachedPromptTokens, answer.promptTokens)}`,
-    mol.summary === undefined ? undefined : `summary ${mol.summary.status}`,
+    `summary ${mol.summary.status}`,
   ].filter((fact) => fact !== undefined);
 }
 
@@ -94,7 +93,7 @@ function formatItem(item: Item): string {
   const lines = [header.join(" · ")];
   const text = readItemText(item);
   if (text !== "") lines.push(indent(text));
-  const summary = item.mol?.summary?.text;
+  const summary = item.mol?.summary.text;
   if (summary !== undefined && summary !== "") lines.push(indent(`summary: ${summary}`));
   return lines.join("\n");
 }

@@ -80,7 +80,10 @@ function readRootCause(error: unknown): string | undefined {
   return message;
 }
 
-function describeApiError(error: APIError): CliErrorReport {
+/** What is read off an APIError; `instanceof` on an unknown types its generics as any, this keeps them typed. */
+type ApiErrorFacts = Pick<APIError, "message" | "error" | "code" | "status" | "requestID">;
+
+function describeApiError(error: ApiErrorFacts): CliErrorReport {
   const envelope: unknown = error.error;
   const envelopeMessage =
     typeof envelope === "object" &&

@@ -154,7 +154,7 @@ function reportTurnAsJson(input: string, conversation: string, outcome: TurnOutc
     status: outcome.status,
     text: outcome.text,
   };
-  if ("response" in outcome && outcome.response !== undefined) {
+  if ("response" in outcome) {
     line["response_id"] = outcome.response.id;
     line["usage"] = outcome.response.usage ?? null;
     line["mol"] = outcome.response.mol ?? null;

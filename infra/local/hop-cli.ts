@@ -37,7 +37,7 @@ try {
     process.exitCode = 2;
   }
 } catch (error) {
-  console.error(`${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+  console.error(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   process.exitCode = 1;
 } finally {
   await nc.close();

@@ -1,7 +1,6 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
-import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { ensureBaseAdapters } from "../../gpu-nodes/tools/models/ensure-base-adapters.ts";
 import {
   DEFAULT_BASE_MODEL,

@@ -96,7 +96,10 @@ const shutdown = async (code: number): Promise<never> => {
     children.map(
       (child) =>
         new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          if (child.exitCode !== null || child.signalCode !== null) {
+            resolve();
+            return;
+          }
           child.once("exit", () => resolve());
           child.kill("SIGTERM");
           setTimeout(() => child.kill("SIGKILL"), 15_000).unref();

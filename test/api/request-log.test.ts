@@ -10,7 +10,7 @@ function createLoggedApp(debug: boolean) {
     readFleetHealth: () => {
       throw new TypeError("fleet object unreachable", { cause: new Error("socket hang up") });
     },
-    authenticate: async () => undefined,
+    authenticate: () => Promise.resolve(undefined),
     adminToken: undefined,
     now: () => Date.now(),
     telemetry: { debug, write: (line: RequestLogLine) => void lines.push(line) },

@@ -37,8 +37,10 @@ describe("formatStatusLine", () => {
   });
 
   it("passes on a fact a newer mesh adds, and refuses a mol that breaks the contract", () => {
-    const response = JSON.parse(JSON.stringify(formatResponseObject(makeTurn())));
-    response.mol.newFact = 7;
+    const formatted = formatResponseObject(makeTurn());
+    const response: unknown = JSON.parse(
+      JSON.stringify({ ...formatted, mol: { ...formatted.mol, newFact: 7 } }),
+    );
     expect(responseSchema.parse(response).mol).toMatchObject({ newFact: 7, label: "coding" });
     expect(molSchema.safeParse({ ...makeTurn().mol, source: "guessed" }).success).toBe(false);
     expect(molSchema.safeParse({ ...makeTurn().mol, label: undefined }).success).toBe(false);

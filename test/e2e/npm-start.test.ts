@@ -53,6 +53,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   if (mesh?.pid && isAlive(mesh.pid)) process.kill(-mesh.pid, "SIGKILL");
   await rm(stateDir, { recursive: true, force: true });
 });

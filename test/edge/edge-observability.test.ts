@@ -16,8 +16,10 @@ beforeAll(async () => {
   });
 }, 180_000);
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await mesh?.stop();
   await collector?.close();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 const CLIENT_TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
@@ -31,8 +33,8 @@ function requestLines(): RequestLogLine[] {
     const start = line.indexOf('{"level"');
     if (start < 0) return [];
     try {
-      const parsed = JSON.parse(line.slice(start, line.lastIndexOf("}") + 1)) as RequestLogLine;
-      return parsed.msg === "request" ? [parsed] : [];
+      const parsed = JSON.parse(line.slice(start, line.lastIndexOf("}") + 1)) as { msg?: unknown };
+      return parsed.msg === "request" ? [parsed as RequestLogLine] : [];
     } catch {
       return [];
     }

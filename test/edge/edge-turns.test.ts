@@ -11,6 +11,7 @@ beforeAll(async () => {
   client = new OpenAI({ apiKey: TEST_API_KEY, baseURL: `${mesh.edge.url}/v1`, maxRetries: 0 });
 }, 180_000);
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await mesh?.stop();
 });
 
@@ -131,21 +132,33 @@ describe("the edge over a real GPU node", () => {
       { role: "system", content: "be brief" },
       { role: "user", content: "hello" },
     ];
-    const plain = await client.chat.completions.create({ model: "mol:genui", messages, max_tokens: 12 });
+    const plain = await client.chat.completions.create({
+      model: "mol:genui",
+      messages,
+      max_completion_tokens: 12,
+    });
     expect(plain.object).toBe("chat.completion");
     expect(plain.choices[0]?.message.content?.length).toBeGreaterThan(0);
     expect(plain.usage?.prompt_tokens).toBeGreaterThan(0);
-    const routed = await client.chat.completions.create({ model: "mol", messages, max_tokens: 4 });
+    const routed = await client.chat.completions.create({ model: "mol", messages, max_completion_tokens: 4 });
     expect(molOf(routed)).toMatchObject({ source: "router" });
 
+    // Issue 14: independent requests never share a KV slot; a client's cache key (or `user`) asks for one.
+    const first = await client.chat.completions.create({
+      model: "mol:genui",
+      messages,
+      max_completion_tokens: 12,
+      prompt_cache_key: "edge-turns-chat",
+    });
     const stream = await client.chat.completions.create({
       model: "mol:genui",
+      prompt_cache_key: "edge-turns-chat",
       messages: [
         ...messages,
-        { role: "assistant", content: plain.choices[0]?.message.content ?? "" },
+        { role: "assistant", content: first.choices[0]?.message.content ?? "" },
         { role: "user", content: "again" },
       ],
-      max_tokens: 12,
+      max_completion_tokens: 12,
       stream: true,
       stream_options: { include_usage: true },
     });
@@ -159,7 +172,7 @@ describe("the edge over a real GPU node", () => {
     }
     expect(text.length).toBeGreaterThan(0);
     expect(finish).toBe("length");
-    // Same opening messages → same KV slot on the node: the grown history reuses its prefix.
+    // Same cache key → same KV slot on the node: the grown history reuses its prefix.
     expect(usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
   });
 
@@ -204,7 +217,7 @@ describe("the edge over a real GPU node", () => {
     // Chat completions: long system and assistant messages follow the same rule (accepted, clipped in views).
     const completion = await client.chat.completions.create({
       model: "mol:chat",
-      max_tokens: 4,
+      max_completion_tokens: 4,
       messages: [
         { role: "system", content: trace },
         { role: "user", content: "what failed?" },

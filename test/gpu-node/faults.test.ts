@@ -24,8 +24,10 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 /** Long enough that it cannot finish within the test's reaction time on the tiny model. */

@@ -20,8 +20,10 @@ beforeAll(async () => {
   t = await startTestNode({ natsUrl: nats.url, models: inject("models"), nodeId: "beat-node" });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 async function readStatus(): Promise<NodeStatus | undefined> {

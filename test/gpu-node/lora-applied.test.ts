@@ -24,8 +24,10 @@ describe.each([
     t = await startTestNode({ natsUrl: nats.url, models: pick(inject("models")) });
   });
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
     await t?.stop();
     await nats?.dispose();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   });
 
   it("each adapter answers differently from the bare base for the same view", async () => {

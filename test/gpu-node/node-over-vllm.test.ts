@@ -46,9 +46,11 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await node?.stop(0);
   await Promise.allSettled([client?.close(), nodeNc?.close()]);
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 const completion = (pieces: string[], cached: number | null, model = "chat") =>

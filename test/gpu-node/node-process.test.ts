@@ -17,8 +17,10 @@ beforeAll(async () => {
   client = await connect({ servers: nats.url });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await client?.close();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 function spawnNode(env: Record<string, string>): ChildProcessWithoutNullStreams & { output: () => string } {

@@ -1,4 +1,4 @@
-import { trace } from "@opentelemetry/api";
+import { SpanKind, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
@@ -29,8 +29,10 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 /** The value of the one sample of `name` whose labels include all of `labels`; undefined when there is none. */
@@ -72,8 +74,8 @@ describe("node telemetry", () => {
       outcome: "ok",
     });
     const ended = spans.getFinishedSpans().filter((s) => s.spanContext().traceId === CLIENT_TRACE_ID);
-    const client = ended.find((s) => s.name === "hop answer" && s.kind === 2);
-    const server = ended.find((s) => s.name === "hop answer" && s.kind === 1);
+    const client = ended.find((s) => s.name === "hop answer" && s.kind === SpanKind.CLIENT);
+    const server = ended.find((s) => s.name === "hop answer" && s.kind === SpanKind.SERVER);
     // client traceparent → the edge's hop span → (NATS headers) → the node's span, one trace throughout.
     expect(client?.parentSpanContext?.spanId).toBe("00f067aa0ba902b7");
     expect(server?.parentSpanContext?.spanId).toBe(client?.spanContext().spanId);

@@ -13,17 +13,17 @@ import {
   renderSummaryPrompt,
 } from "../../workers/src/views/render-prompts.ts";
 import { applyEventToViews, buildConversationViews } from "../../workers/src/views/views-reducer.ts";
-import { SMOLLM2_PATH, warnIfNoSmollm2 } from "../harness/smollm2-path.ts";
+import { REAL_MODEL_PATH, skipWithoutRealModel } from "../harness/real-model.ts";
 import { PROPERTY_LIMITS } from "../views/property-limits.ts";
 import { timelineArb } from "../views/timeline-arbitrary.ts";
 
-warnIfNoSmollm2("template-tokens");
+skipWithoutRealModel("template-tokens");
 
 const models = inject("models");
 const MODELS: Array<[string, string | undefined, string]> = [
   ["the generated tiny llama", models.base, "plain"],
   ["the Llama-2 fixture", models.fixture?.base, "llama2"],
-  ["SmolLM2-135M-Instruct", SMOLLM2_PATH, "chatml"],
+  ["SmolLM2-135M-Instruct", REAL_MODEL_PATH, "chatml"],
 ];
 
 let llama: Llama;
@@ -31,6 +31,7 @@ beforeAll(async () => {
   llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
 });
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await llama?.dispose();
 });
 
@@ -52,6 +53,7 @@ describe.each(MODELS)("views tokenized by %s", (_name, path, expectedFamily) => 
     harness = buildDefaultHarness({ family: served.templateFamily, contextTokens: served.contextTokens });
   });
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
     await model?.dispose();
   });
 

@@ -73,7 +73,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
-function attributesOf(list: KeyValue[] | undefined): Record<string, unknown> {
+function attributesOf(list: KeyValue[] | undefined): Record<string, string | number | boolean | undefined> {
   return Object.fromEntries(
     (list ?? []).map(({ key, value }) => [
       key,

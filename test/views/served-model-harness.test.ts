@@ -36,6 +36,7 @@ describe("chat format detection from GGUF metadata", () => {
     expect(generated.family).toBe("plain");
     expect(generated.warning).toMatch(/unsupported chat format.*no tokenizer.chat_template/);
     const gemma = detectChatTemplateFamily({ architecture: "gemma2", chatTemplate: "<start_of_turn>user" });
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types its asymmetric matchers as any
     expect(gemma).toMatchObject({ family: "plain", warning: expect.stringContaining("gemma2") });
   });
 });
@@ -108,6 +109,7 @@ describe("the served model at the edge", () => {
     startedAt: 0,
     updatedAt: 0,
     heartbeatIntervalMs: 1000,
+    features: [],
   });
   it("takes the family of the serving nodes and their smallest context; none before a heartbeat", () => {
     expect(readServedModel([], ["chat"])).toBeUndefined();

@@ -1,7 +1,23 @@
-import type { AdapterId, FinishReason, ServedModel, Usage } from "../../../schema/wire/v1/index.ts";
+import type { SubsetSchema } from "../../../schema/tools/json-schema-subset.ts";
+import type {
+  AdapterId,
+  FinishReason,
+  NodeFeature,
+  ServedModel,
+  Usage,
+} from "../../../schema/wire/v1/index.ts";
 
-/** Output constraint; each engine compiles it to its own mechanism (GBNF, `structured_outputs`, …). */
-export type EngineConstraint = { type: "choice"; choices: readonly string[] };
+/**
+ * Output constraint; each engine compiles it to its own mechanism (GBNF, `structured_outputs`, `json_schema`).
+ * `tools` constrains the text to the tool-call language of schema/tools/tool-call-text.ts: with `auto`, plain
+ * text or the marker and a call matching `callSchema`; with `required`, the marker and a call. An engine that
+ * cannot honour a constraint throws `bad_request` (the edge should have read the node's `features`).
+ */
+export type EngineConstraint =
+  | { type: "choice"; choices: readonly string[] }
+  | { type: "json_schema"; schema: SubsetSchema }
+  | { type: "json_object" }
+  | { type: "tools"; callSchema: SubsetSchema; mode: "auto" | "required" };
 
 const ESCAPES: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 const FIRST_PRINTABLE = 0x20;
@@ -89,6 +105,8 @@ export interface Engine {
   /** The chat format, context and tokenizer the edge renders views for; absent: the edge's default harness. */
   readonly servedModel?: ServedModel;
   readonly adapters: readonly EngineAdapterInfo[];
+  /** Constraints beyond `choice` this engine honours; absent = none. Published in the node's heartbeat. */
+  readonly features?: readonly NodeFeature[];
   generate(request: EngineGenerateRequest): Promise<EngineGenerateResult>;
   snapshot(): EngineAdapterSlots[];
   close(): Promise<void>;

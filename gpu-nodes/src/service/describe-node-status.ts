@@ -38,5 +38,6 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
     startedAt: source.startedAt,
     updatedAt: source.clock(),
     heartbeatIntervalMs: source.heartbeatIntervalMs,
+    features: [...(source.engine.features ?? [])],
   };
 }

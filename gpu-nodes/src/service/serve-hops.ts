@@ -78,7 +78,10 @@ export function serveHops(options: ServeHopsOptions): HopServer {
 
   for (const hop of HOPS) {
     const handler = (error: Error | null, msg: Msg): void => {
-      if (error) return logger.error({ err: error, hop }, "subscription error");
+      if (error) {
+        logger.error({ err: error, hop }, "subscription error");
+        return;
+      }
       track(handleHop(hop, msg, options));
     };
     subscriptions.push(
@@ -110,7 +113,7 @@ export function serveHops(options: ServeHopsOptions): HopServer {
   return {
     async stop(graceMs) {
       for (const sub of subscriptions) sub.unsubscribe();
-      const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref?.());
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
       await Promise.race([Promise.allSettled([...running]), grace]);
       inFlight.cancelAll("node is shutting down");
       await Promise.allSettled([...running]);

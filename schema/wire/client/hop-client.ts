@@ -83,10 +83,10 @@ export function requestSummary(
 type HopRequest = { version: WireVersion; requestId: string; timeoutMs: number };
 
 /** Request-reply for the hops that answer in one message (route, summary). */
-async function requestSingleReplyHop<Req extends HopRequest, Res extends { type: string }>(
+async function requestSingleReplyHop<Res extends { type: string }>(
   nc: NatsConnection,
   hop: Hop,
-  request: Req,
+  request: HopRequest,
   replySchema: z.ZodType<Res | ErrorReply>,
   options: HopCallOptions,
 ): Promise<Res> {

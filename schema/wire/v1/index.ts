@@ -7,6 +7,7 @@ export * from "./error-code.ts";
 export * from "./wire-error.ts";
 export * from "./hop-request-base.ts";
 export * from "./route-request.ts";
+export * from "./output-constraint.ts";
 export * from "./answer-request.ts";
 export * from "./summary-request.ts";
 export * from "./cancel-request.ts";

@@ -33,6 +33,15 @@ export const servedModelSchema = z.object({
 });
 export type ServedModel = z.infer<typeof servedModelSchema>;
 
+/** Output constraints a node may advertise: `output:<constraint type>`, and `output:tools-auto` for `choice: "auto"`. */
+export const NODE_FEATURES = [
+  "output:json_schema",
+  "output:json_object",
+  "output:tools",
+  "output:tools-auto",
+] as const;
+export type NodeFeature = (typeof NODE_FEATURES)[number];
+
 /** The heartbeat each node writes to the JetStream KV bucket; the bucket's TTL removes silent nodes. */
 export const nodeStatusSchema = z.object({
   version: wireVersionSchema,
@@ -50,5 +59,10 @@ export const nodeStatusSchema = z.object({
   /** Node clock, unix ms; informative only: liveness comes from the bucket's TTL. */
   updatedAt: z.int().nonnegative(),
   heartbeatIntervalMs: z.int().positive(),
+  /**
+   * What this node's engine can do beyond free text (see {@link NODE_FEATURES}); absent on nodes that predate
+   * the list, which can do none of it. The edge sends a constrained answer only to a node that lists it.
+   */
+  features: z.array(z.string().max(64)).max(32).default([]),
 });
 export type NodeStatus = z.infer<typeof nodeStatusSchema>;

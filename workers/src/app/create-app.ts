@@ -12,6 +12,7 @@ import { registerAdminRoutes } from "./routes/admin-routes.ts";
 import { registerAuditLogRoutes } from "./routes/audit-log-routes.ts";
 import { registerOpenApiPaths } from "./register-openapi-paths.ts";
 import { registerWebhookOpenApiPaths } from "./register-webhook-openapi-paths.ts";
+import { registerResponseOpenApiPaths } from "./register-response-openapi-paths.ts";
 import { registerInboundHookRoutes } from "./routes/inbound-hook-routes.ts";
 import { registerWebhookEndpointRoutes } from "./routes/webhook-endpoint-routes.ts";
 import { genuiOriginGuard, registerGenuiRoutes } from "./routes/genui-routes.ts";
@@ -61,6 +62,7 @@ export function createApp(
   registerOpenApiPaths(app);
   registerWebhookOpenApiPaths(app);
   registerGenuiOpenApiPaths(app);
+  registerResponseOpenApiPaths(app);
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });
 
   app.notFound((c) =>

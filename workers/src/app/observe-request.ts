@@ -121,6 +121,7 @@ function describeCause(error: unknown): string {
       parts.push(`${current.name}${typeof code === "string" ? ` [${code}]` : ""}: ${current.message}`);
       current = current.cause;
     } else {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrown non-Error: its own string form is all it has
       parts.push(String(current));
       current = undefined;
     }

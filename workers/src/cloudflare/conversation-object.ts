@@ -9,11 +9,16 @@ import {
   startTurnRequestSchema,
   type ConversationHandle,
   type StartTurnRequest,
+  type StartTurnResult,
   type TurnRefusal,
 } from "../conversation/conversation-rpc.ts";
 import type { ConversationMeta } from "../conversation/conversation-store.ts";
+import { buildTurnId } from "../conversation/item-id.ts";
 import { listItems } from "../conversation/list-items.ts";
-import { ConversationTurns, startStatelessTurn, type TurnLoopDeps } from "../conversation/turn-loop.ts";
+import * as storedTurns from "../conversation/stored-turns.ts";
+import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
+import { ConversationTurns } from "../conversation/conversation-turns.ts";
+import { startStatelessTurn, type TurnLoopDeps } from "../conversation/turn-loop.ts";
 import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
 import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
@@ -40,7 +45,7 @@ const DEFAULT_HOP_STALL_TIMEOUT_MS = 3_000;
  */
 export class ConversationObject
   extends DurableObject<Env>
-  implements Omit<ConversationHandle, "startTurn" | "startStatelessTurn">
+  implements Omit<ConversationHandle, "startTurn" | "startStatelessTurn" | "attachTurn">
 {
   readonly #store: DrizzleConversationStore;
   readonly #nats: NatsConnector;
@@ -91,7 +96,7 @@ export class ConversationObject
         return harnessFor(served ?? { family: "plain", contextTokens: DEFAULT_HARNESS.contextTokens });
       },
       now: Date.now,
-      newTurnId: () => `turn_${crypto.randomUUID().replace(/-/g, "")}`,
+      newTurnId: (conversationId) => buildTurnId(conversationId, crypto.randomUUID().replace(/-/g, "")),
       // The tenant's per-minute bucket and monthly quota live in its limiter object.
       meter: {
         record: (tenantId, charge) =>
@@ -111,10 +116,10 @@ export class ConversationObject
     if (meta) await this.#webhooks.flush(meta.tenantId);
   }
 
-  async startDetachedTurn(
+  startDetachedTurn(
     request: StartTurnRequest,
   ): Promise<{ ok: true; turnId: string } | { ok: false; refusal: TurnRefusal }> {
-    return this.#turns.startDetachedTurn(startTurnRequestSchema.parse(request));
+    return Promise.resolve(this.#turns.startDetachedTurn(startTurnRequestSchema.parse(request)));
   }
 
   async create(meta: ConversationMeta): Promise<ConversationMeta> {
@@ -125,15 +130,75 @@ export class ConversationObject
     return meta;
   }
 
-  async describe(): Promise<ConversationMeta | null> {
-    return this.#store.readMeta() ?? null;
+  describe(): Promise<ConversationMeta | null> {
+    return Promise.resolve(this.#store.readMeta() ?? null);
   }
 
-  async listItems(query: { after?: string | undefined; limit: number; order: "asc" | "desc" }) {
+  listItems(query: { after?: string | undefined; limit: number; order: "asc" | "desc" }) {
+    const meta = this.#store.readMeta();
+    if (!meta) return Promise.resolve(null);
+    const page = listItems(this.#store, meta.id, query);
+    return Promise.resolve("error" in page ? { items: [], hasMore: false } : page);
+  }
+
+  async createFrom(meta: ConversationMeta, seed: readonly StoredTimelineEvent[]): Promise<ConversationMeta> {
+    const existing = this.#store.readMeta();
+    if (existing) return existing;
+    await this.#store.migrate();
+    this.#store.createMeta(meta);
+    this.#store.append(seed.map(({ seq: _seq, createdAt: _createdAt, ...event }) => event));
+    return meta;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
+  async updateMetadata(metadata: Record<string, string>): Promise<ConversationMeta | null> {
     const meta = this.#store.readMeta();
     if (!meta) return null;
-    const page = listItems(this.#store, meta.id, query);
-    return "error" in page ? { items: [], hasMore: false } : page;
+    this.#store.updateMetadata(metadata);
+    return { ...meta, metadata };
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
+  async readTurn(turnId: string) {
+    return this.#turns.readTurn(turnId);
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
+  async exportThrough(turnId: string): Promise<StoredTimelineEvent[] | null> {
+    return this.#store.readMeta() ? storedTurns.exportThrough(this.#store, turnId) : null;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
+  async deleteResponse(turnId: string): Promise<boolean> {
+    return this.#store.readMeta() ? storedTurns.deleteResponse(this.#store, turnId) : false;
+  }
+
+  async cancelTurn(turnId: string) {
+    const meta = this.#store.readMeta();
+    if (!meta) return null;
+    // The cancel lands once the answer hop has stopped and `turn_cancelled` is in the timeline.
+    if (this.#turns.cancel(turnId)) await this.#turns.settled(turnId);
+    return storedTurns.readStoredTurn(this.#store, meta.id, turnId)?.turn ?? null;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
+  async readItem(itemId: string) {
+    const meta = this.#store.readMeta();
+    return meta ? storedTurns.readItem(this.#store, meta.id, itemId) : null;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
+  async deleteItem(itemId: string): Promise<boolean> {
+    const meta = this.#store.readMeta();
+    return meta ? storedTurns.deleteItem(this.#store, meta.id, itemId) : false;
+  }
+
+  async addItems(messages: Array<{ role: "user" | "assistant"; text: string }>) {
+    const meta = this.#store.readMeta();
+    if (!meta) return null;
+    // After any running turn, so the items come after it in the timeline and open the next turn's views.
+    const turnId = buildTurnId(meta.id, crypto.randomUUID().replace(/-/g, ""));
+    return this.#turns.afterTurns(() => Promise.resolve(storedTurns.addItems(this.#store, turnId, messages)));
   }
 
   async remove(): Promise<boolean> {
@@ -159,11 +224,18 @@ export class ConversationObject
     }
     // The turn's hops carry the HTTP request's id and trace to the node (its logs and spans).
     const trace = TurnTraces.read(request);
-    const newTurnId = () => this.#traces.track(this.#deps.newTurnId(), trace);
+    const newTurnId = (conversationId: string) =>
+      this.#traces.track(this.#deps.newTurnId(conversationId), trace);
     const result =
-      decoded.kind === "stored"
-        ? this.#turns.startTurn(decoded.request, newTurnId())
-        : startStatelessTurn({ ...this.#deps, newTurnId }, decoded.request);
+      decoded.kind === "attach"
+        ? (this.#turns.attach(decoded.turnId) ?? notFound(decoded.turnId))
+        : decoded.kind === "stored"
+          ? // Turn ids name the conversation they are stored in (its meta id), which is where reads go.
+            this.#turns.startTurn(
+              decoded.request,
+              newTurnId(this.#store.readMeta()?.id ?? decoded.request.conversationId),
+            )
+          : startStatelessTurn({ ...this.#deps, newTurnId }, decoded.request);
     if (!result.ok) return Response.json(result.refusal, { status: result.refusal.status });
     return new Response(result.stream, { headers: { "content-type": "application/x-ndjson" } });
   }
@@ -177,6 +249,13 @@ function readHarnessOverlay(text: string | undefined): ReturnType<typeof parseHa
     console.error(`molmesh: ${String(error)}; using the default harness`);
     return undefined;
   }
+}
+
+function notFound(turnId: string): StartTurnResult {
+  return {
+    ok: false,
+    refusal: { status: 404, code: "response_not_found", message: `no response ${turnId}` },
+  };
 }
 
 function readMs(value: string | undefined, fallback: number): number {

@@ -1,4 +1,4 @@
-import { trace, type Attributes, type AttributeValue, type HrTime } from "@opentelemetry/api";
+import { trace, type AnyValue, type Attributes, type HrTime } from "@opentelemetry/api";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import {
   SimpleSpanProcessor,
@@ -120,11 +120,11 @@ function toUnixNano([seconds, nanos]: HrTime): string {
 
 function toKeyValues(attributes: Attributes) {
   return Object.entries(attributes)
-    .filter((entry): entry is [string, AttributeValue] => entry[1] !== undefined)
+    .filter((entry): entry is [string, AnyValue] => entry[1] !== undefined)
     .map(([key, value]) => ({ key, value: toAnyValue(value) }));
 }
 
-function toAnyValue(value: AttributeValue): object {
+function toAnyValue(value: AnyValue): object {
   if (Array.isArray(value)) return { arrayValue: { values: value.map((v) => ({ stringValue: String(v) })) } };
   if (typeof value === "boolean") return { boolValue: value };
   if (typeof value === "number")

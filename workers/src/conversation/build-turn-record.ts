@@ -27,6 +27,7 @@ export function buildTurnRecord(conversationId: string, events: readonly StoredT
     ...(failed ? { error: { code: failed.code, message: failed.message } } : {}),
     ...(cancelled ? { error: { code: "cancelled" as const, message: cancelled.reason } } : {}),
     mol: buildMol(user, route, answer, found),
+    ...(user.response ? { response: user.response } : {}),
   };
 }
 

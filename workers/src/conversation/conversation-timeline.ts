@@ -1,9 +1,5 @@
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
-import type {
-  StoredTimelineEvent,
-  TimelineEvent,
-  TimelineEventOf,
-} from "../../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
 import {
   VIEWS_FORMAT,
   createConversationViews,
@@ -64,10 +60,10 @@ export class ConversationTimeline implements Timeline {
     return this.#store.readTurn(turnId);
   }
 
-  routePrompt(next?: TimelineEventOf<"user_message">): string {
+  routePrompt(next: readonly TimelineEvent[] = []): string {
     this.#catchUp();
     // The reducer is pure: applying `next` to the views in hand appends nothing to the stored ones.
-    const views = next ? applyEventToViews(this.#views, next, this.#harness) : this.#views;
+    const views = next.reduce((v, event) => applyEventToViews(v, event, this.#harness), this.#views);
     return renderRoutePrompt(views, this.#harness);
   }
 

@@ -1,8 +1,4 @@
-import type {
-  StoredTimelineEvent,
-  TimelineEvent,
-  TimelineEventOf,
-} from "../../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import { renderChatMessagesPrompt } from "../views/render-prompts.ts";
 
@@ -16,10 +12,11 @@ export interface Timeline {
   append(...events: TimelineEvent[]): StoredTimelineEvent[];
   readTurn(turnId: string): StoredTimelineEvent[];
   /**
-   * The route prompt; with `next`, as it will be once that user message is appended (the router's view holds no
-   * summaries, so it is the same whether or not the previous turn's summary lands first).
+   * The route prompt; with `next`, as it will be once those events (a turn's opening and user message) are
+   * appended (the router's view holds no summaries, so it is the same whether or not the previous turn's summary
+   * lands first).
    */
-  routePrompt(next?: TimelineEventOf<"user_message">): string;
+  routePrompt(next?: readonly TimelineEvent[]): string;
   answerPrompt(label: string): string;
   /** Absent where summaries are not kept (a stateless turn has no later turn to read them). */
   summaryPrompt?(label: string): string;

@@ -4,11 +4,13 @@
  *
  * 1. route — a forced label, else the router hop on the router's view with this turn's user line (rendered as
  *    it will be appended), else the fallback (the previous specialist, else the harness default).
- * 2. user message — `user_message`, then `route_decision` (no await between); the client gets `turn-start`. A turn
+ * 2. user message — `user_message` (after the turn's changed `instructions` and an item array's
+ *    `context_messages`, if any), then `route_decision` (no await between); the client gets `turn-start`. A turn
  *    routed to another specialist than the previous turn's first waits (bounded) for that turn's summary, so
  *    its view holds it in full; see {@link SummarySchedule}.
- * 3. streamed answer — the specialist's deltas go to the client as they come; the client's cancel aborts the hop.
- *    A node lost mid-stream is replaced by one that continues the answer from the text streamed (`runAnswerHop`).
+ * 3. streamed answer — the specialist's deltas go to the client as they come; the client's cancel (or a cancel
+ *    by request, `POST /v1/responses/{id}/cancel`) aborts the hop. A node lost mid-stream is replaced by one that
+ *    continues the answer from the text streamed (`runAnswerHop`).
  * 4. append — `answer` (client gets `turn-finish`), `turn_failed` (`turn-error`) or `turn_cancelled`; the client's
  *    stream ends here, so nothing below is on its critical path.
  * 5. webhook outbox — the turn's event (completed, or failed/cancelled) goes to the outbox.
@@ -17,29 +19,21 @@
  * 7. token charging — every hop's tokens against the tenant: the nodes' own figures, or for an answer that was
  *    cancelled or failed (the node never sent them) an estimate, see {@link measureTurnCharge}.
  *
- * Stored turns of one conversation run steps 1–5 one at a time. The summary of the previous turn reaches the
- * other specialists' views in full only if it lands before the next turn's user line: a turn routed to the
- * previous turn's own specialist does not wait for it (that specialist saw the whole answer), and a summary that
- * lands later reaches only the compact forms of its turn.
+ * Stored turns of one conversation run steps 1–5 one at a time (conversation-turns.ts). The summary of the
+ * previous turn reaches the other specialists' views in full only if it lands before the next turn's user line:
+ * a turn routed to the previous turn's own specialist does not wait for it (that specialist saw the whole
+ * answer), and a summary that lands later reaches only the compact forms of its turn.
  * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
  */
-import type { TimelineEventOf } from "../../../schema/db/timeline-event.ts";
 import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
-import { replayTurnParts } from "./replay-turn-parts.ts";
+import type { TimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
-import { TurnQueue } from "../lib/turn-queue.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import { measureTurnCharge, type PartialAnswer, type UsageMeter } from "./charge-turn.ts";
-import { ConversationTimeline } from "./conversation-timeline.ts";
-import type {
-  StartTurnRequest,
-  StartTurnResult,
-  StatelessTurnRequest,
-  TurnRefusal,
-} from "./conversation-rpc.ts";
-import type { ConversationMeta, ConversationStore } from "./conversation-store.ts";
+import type { StartTurnRequest, StartTurnResult, StatelessTurnRequest } from "./conversation-rpc.ts";
+import type { ConversationMeta } from "./conversation-store.ts";
 import { createMessagesTimeline, type Timeline } from "./timeline.ts";
-import { SummarySchedule } from "./summary-schedule.ts";
+import type { SummarySchedule } from "./summary-schedule.ts";
 import { decideRoute, runAnswerHop, summarizeTurn, type AnswerProgress, type HopDeps } from "./turn-hops.ts";
 import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
 
@@ -52,7 +46,8 @@ export interface TurnLoopDeps extends HopDeps {
    * so the stored views rebuild from the timeline.
    */
   resolveHarness?: () => Promise<{ harness: HopDeps["harness"]; harnessHash: string }>;
-  newTurnId: () => string;
+  /** A new turn id in `conversationId` (stored turn ids name their conversation, see item-id.ts). */
+  newTurnId: (conversationId: string) => string;
   meter: UsageMeter;
 }
 
@@ -61,118 +56,39 @@ export interface TurnOutbox {
   emit(meta: ConversationMeta, turn: TurnRecord, phase: "turn" | "summary"): Promise<void>;
 }
 
-interface TurnJob {
+export interface TurnJob {
   tenantId: string;
   conversationId: string;
+  placementKey?: string | undefined;
   turnId: string;
   text: string;
   forcedLabel?: string | undefined;
   sampling?: StartTurnRequest["sampling"];
+  response?: StartTurnRequest["response"];
   harnessHash: string;
   timeline: Timeline;
+  /** Appended before the user message (changed instructions, an item array's earlier messages). */
+  opening?: TimelineEvent[];
   outbox?: { meta: ConversationMeta; outbox: TurnOutbox };
-  client: ReturnType<typeof createPartStream<TurnStreamPart>>;
+  client: TurnClient;
+  /** `POST /v1/responses/{id}/cancel`: aborts like a disconnect, recorded as a cancel by request. */
+  cancel?: AbortSignal;
   /** The conversation's running summaries (stored turns); absent for a stateless turn. */
   summaries?: SummarySchedule;
   /** Lets the next turn of the conversation start: called once the answer is stored and its event emitted. */
   release?: () => void;
 }
 
-/** The stored turns of one conversation: idempotency, one turn at a time, each through {@link runTurnLoop}. */
-export class ConversationTurns {
-  readonly #deps: TurnLoopDeps & { store: ConversationStore; outbox: TurnOutbox };
-  readonly #queue = new TurnQueue();
-  readonly #summaries = new SummarySchedule();
-
-  constructor(deps: TurnLoopDeps & { store: ConversationStore; outbox: TurnOutbox }) {
-    this.#deps = deps;
-  }
-
-  /**
-   * Starts a turn, or refuses it: 404 without the conversation; with an Idempotency-Key already seen, 422 for
-   * another body, 409 while that turn runs, else a replay of the finished turn (which runs no hop and costs
-   * nothing). The key is taken before anything awaits, so two requests with one key cannot both start a turn.
-   */
-  startTurn(request: StartTurnRequest, turnId = this.#deps.newTurnId()): StartTurnResult {
-    const { store } = this.#deps;
-    const meta = store.readMeta();
-    if (!meta)
-      return refuse(404, "conversation_not_found", `conversation ${request.conversationId} not found`);
-    if (request.idempotency) {
-      const seen = store.readIdempotency(request.idempotency.key);
-      if (seen && seen.requestHash !== request.idempotency.requestHash) {
-        return refuse(
-          422,
-          "idempotency_key_reused",
-          "this Idempotency-Key was used with a different request body",
-        );
-      }
-      if (seen) {
-        const events = store.readTurn(seen.turnId);
-        const turn = events.length > 0 ? buildTurnRecord(meta.id, events) : undefined;
-        if (!turn || turn.status === "in_progress") {
-          return refuse(
-            409,
-            "idempotency_key_in_flight",
-            "a request with this Idempotency-Key is still running",
-          );
-        }
-        return { ok: true, stream: streamParts(replayTurnParts(turn)) };
-      }
-      store.writeIdempotency({ ...request.idempotency, turnId });
-    }
-    const client = createPartStream<TurnStreamPart>();
-    // The queue holds the turn until `release` (the answer is stored), not through its summary.
-    void this.#queue.run(
-      () =>
-        new Promise<void>((release) => {
-          void (async () => {
-            const deps = await resolveTurnDeps(this.#deps);
-            const { harnessHash } = deps;
-            await runTurnLoop(deps, {
-              ...request,
-              tenantId: meta.tenantId,
-              conversationId: meta.id,
-              turnId,
-              harnessHash,
-              timeline: new ConversationTimeline(store, deps.harness, harnessHash),
-              outbox: { meta, outbox: this.#deps.outbox },
-              client,
-              summaries: this.#summaries,
-              release,
-            });
-          })()
-            .catch(() => {
-              client.close();
-            })
-            .finally(release);
-        }),
-    );
-    return { ok: true, stream: client.stream };
-  }
-
-  /**
-   * A turn nobody streams (an inbound webhook started it): its parts are drained here, so the answer runs to
-   * completion and reaches the tenant through the outbound `conversation.turn.completed` event.
-   */
-  startDetachedTurn(
-    request: StartTurnRequest,
-  ): { ok: true; turnId: string } | { ok: false; refusal: TurnRefusal } {
-    const turnId = this.#deps.newTurnId();
-    const result = this.startTurn(request, turnId);
-    if (!result.ok) return result;
-    void result.stream.pipeTo(new WritableStream()).catch(() => undefined);
-    return { ok: true, turnId };
-  }
-
-  /** Runs `task` once the running and queued turns and their summaries are done (so no event lands after a delete). */
-  afterTurns<T>(task: () => Promise<T>): Promise<T> {
-    return this.#queue.run(async () => {
-      await this.#summaries.idle();
-      return task();
-    });
-  }
+/** Where a turn's parts go: the client's stream (whose cancel is `signal`), and any attached readers. */
+export interface TurnClient {
+  push(part: TurnStreamPart): void;
+  close(): void;
+  signal: AbortSignal;
 }
+
+/** Why a turn was cancelled; a client-disconnect cancel is never replayed for a retry with the same key. */
+export const CANCELLED_BY_DISCONNECT = "client disconnected";
+export const CANCELLED_BY_REQUEST = "cancelled by request";
 
 /**
  * A stateless turn: the same loop over an in-memory timeline of the client's messages, with no summary and no
@@ -187,7 +103,8 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
     await runTurnLoop(deps, {
       tenantId: request.tenantId,
       conversationId: request.conversationKey,
-      turnId: deps.newTurnId(),
+      placementKey: request.placementKey,
+      turnId: deps.newTurnId(request.conversationKey),
       text: last?.content ?? "",
       forcedLabel: request.forcedLabel,
       sampling: request.sampling,
@@ -200,39 +117,45 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
 }
 
 /** The deps of one turn, its harness resolved (a resolver that fails leaves the configured one). */
-async function resolveTurnDeps<D extends TurnLoopDeps>(deps: D): Promise<D & { harnessHash: string }> {
+export async function resolveTurnDeps<D extends TurnLoopDeps>(deps: D): Promise<D & { harnessHash: string }> {
   const resolved = await deps.resolveHarness?.().catch(() => undefined);
   if (resolved) return { ...deps, ...resolved };
   return { ...deps, harnessHash: await deps.harnessHash };
 }
 
 /** One turn, in the order documented at the top of this file. Never throws: failures become timeline events. */
-async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
-  const { timeline, turnId, client, conversationId } = job;
+export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
+  const { timeline, turnId, client, conversationId, placementKey } = job;
+  const signal = job.cancel ? AbortSignal.any([client.signal, job.cancel]) : client.signal;
   const { harness } = deps;
   const record = () => buildTurnRecord(conversationId, timeline.readTurn(turnId));
   let partial: PartialAnswer | undefined;
   let reported = false;
   try {
     const forced = job.forcedLabel ? { forcedLabel: job.forcedLabel } : {};
-    const userMessage: TimelineEventOf<"user_message"> = {
-      type: "user_message",
-      turnId,
-      text: job.text,
-      harnessHash: job.harnessHash,
-      ...forced,
-    };
+    const incoming = [
+      ...(job.opening ?? []),
+      {
+        type: "user_message",
+        turnId,
+        text: job.text,
+        harnessHash: job.harnessHash,
+        ...forced,
+        ...(job.response ? { response: job.response } : {}),
+      } satisfies TimelineEventOf<"user_message">,
+    ];
     const routed = await decideRoute(deps, {
       conversationId,
+      placementKey,
       turnId,
-      prompt: timeline.routePrompt(userMessage),
+      prompt: timeline.routePrompt(incoming),
       ...forced,
       previousLabel: timeline.lastAnsweredLabel(),
       lastNodeId: timeline.lastNodeFor(harness.router.adapter),
     });
     const summaryWaitMs = job.summaries && (await waitForSummary(deps, job.summaries, routed.label));
     const decision = summaryWaitMs === undefined ? routed : { ...routed, summaryWaitMs };
-    timeline.append(userMessage);
+    timeline.append(...incoming);
     job.summaries?.clear();
     timeline.append(decision);
     client.push({ type: "turn-start", turn: record() });
@@ -244,12 +167,13 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
     try {
       const answer = await runAnswerHop(deps, {
         conversationId,
+        placementKey,
         turnId,
         label,
         prompt,
         sampling: job.sampling,
         lastNodeId: timeline.lastNodeFor(harness.specialists[label]?.adapter ?? label),
-        signal: client.signal,
+        signal,
         progress,
         onDelta: (delta) => client.push({ type: "text-delta", delta }),
       });
@@ -258,14 +182,22 @@ async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
       client.push({ type: "turn-finish", turn: record() });
     } catch (error) {
       partial = { ...progress, promptChars: prompt.length };
-      if (client.signal.aborted) {
+      if (signal.aborted) {
         const { streamedChars } = progress;
+        const byRequest = job.cancel?.aborted === true;
         timeline.append({
           type: "turn_cancelled",
           turnId,
-          reason: "client disconnected",
+          reason: byRequest ? CANCELLED_BY_REQUEST : CANCELLED_BY_DISCONNECT,
           partialChars: streamedChars,
         });
+        // An attached reader (background, resume) still needs the end; a gone client ignores it.
+        if (byRequest)
+          client.push({
+            type: "turn-error",
+            turn: record(),
+            error: { code: "cancelled", message: CANCELLED_BY_REQUEST },
+          });
       } else {
         const { code, message } = toWireErrorPayload(error);
         timeline.append({ type: "turn_failed", turnId, hop: "answer", code, message });
@@ -340,17 +272,4 @@ function readRecord(record: () => TurnRecord): TurnRecord | undefined {
   } catch {
     return undefined;
   }
-}
-
-function refuse(status: TurnRefusal["status"], code: string, message: string): StartTurnResult {
-  return { ok: false, refusal: { status, code, message } };
-}
-
-function streamParts(parts: AsyncIterable<TurnStreamPart>): ReadableStream<Uint8Array> {
-  const { stream, push, close } = createPartStream<TurnStreamPart>();
-  void (async () => {
-    for await (const part of parts) push(part);
-    close();
-  })();
-  return stream;
 }

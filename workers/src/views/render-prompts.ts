@@ -61,7 +61,8 @@ export interface ChatPromptMessage {
  */
 export function renderChatMessagesPrompt(
   messages: readonly ChatPromptMessage[],
-  target: "router" | string,
+  /** `"router"` or a specialist's label. */
+  target: string,
   harness: HarnessDocument,
 ): string {
   const { router, templates, compaction } = harness;

@@ -5,20 +5,20 @@ import {
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
-  type LlamaGrammar,
   type LlamaModel,
 } from "node-llama-cpp";
 import { UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
 import {
-  buildChoiceGrammar,
   type Engine,
   type EngineAdapterInfo,
   type EngineGenerateRequest,
   type EngineGenerateResult,
 } from "../engine.ts";
+import { createConstraintGrammars } from "./constraint-grammars.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
-import { describeServedModel } from "./tokenize-prompt.ts";
+import { describeServedModel, readFileMetadata } from "./tokenize-prompt.ts";
 import { SlotPool } from "./slot-pool.ts";
+import { SlotTokens } from "./slot-tokens.ts";
 
 export interface LlamaAdapterConfig {
   id: AdapterId;
@@ -44,10 +44,16 @@ export interface LlamaEngineOptions {
   fingerprintFile: (path: string) => Promise<string>;
 }
 
+/** One KV slot: a sequence of the adapter's context and what its tokens stand for. */
+interface LlamaSlot {
+  sequence: LlamaContextSequence;
+  tokens: SlotTokens;
+}
+
 interface AdapterRuntime {
   info: EngineAdapterInfo;
   context: LlamaContext;
-  pool: SlotPool<LlamaContextSequence>;
+  pool: SlotPool<LlamaSlot>;
 }
 
 /**
@@ -74,7 +80,10 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
           ? {}
           : { lora: { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] } }),
       });
-      const slots = Array.from({ length: options.slotsPerAdapter }, () => context.getSequence());
+      const slots = Array.from({ length: options.slotsPerAdapter }, () => ({
+        sequence: context.getSequence(),
+        tokens: new SlotTokens(),
+      }));
       runtimes.set(adapter.id, {
         info: {
           id: adapter.id,
@@ -91,35 +100,33 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     throw error;
   }
 
-  const grammars = new Map<string, Promise<LlamaGrammar>>();
-  const grammarFor = (choices: readonly string[]): Promise<LlamaGrammar> => {
-    const text = buildChoiceGrammar(choices);
-    let grammar = grammars.get(text);
-    if (!grammar) {
-      grammar = llama.createGrammar({ grammar: text });
-      grammars.set(text, grammar);
-    }
-    return grammar;
-  };
+  const grammarFor = createConstraintGrammars(llama);
 
   return {
     kind: "llama.cpp",
     baseModel: {
-      name: model.fileInfo.metadata.general?.name ?? basename(options.baseModelPath),
+      name: readFileMetadata(model).general?.name ?? basename(options.baseModelPath),
       revision: baseRevision,
     },
     servedModel: describeServedModel(model, options.contextSize),
     adapters: [...runtimes.values()].map((r) => r.info),
+    features: ["output:json_schema", "output:json_object", "output:tools", "output:tools-auto"],
 
     async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
       const runtime = runtimes.get(request.adapter);
       if (!runtime) throw new UnknownAdapterError(`adapter "${request.adapter}" is not loaded on this node`);
-      const grammar = request.constraint ? await grammarFor(request.constraint.choices) : undefined;
+      const grammar = request.constraint ? await grammarFor(request.constraint) : undefined;
       const queuedAt = options.now();
       const lease = await runtime.pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
       try {
-        const result = await generateOnSequence({ sequence: lease.slot, grammar, request, now: options.now });
+        const result = await generateOnSequence({
+          sequence: lease.slot.sequence,
+          slotTokens: lease.slot.tokens,
+          grammar,
+          request,
+          now: options.now,
+        });
         return { ...result, queueMs };
       } finally {
         lease.release();

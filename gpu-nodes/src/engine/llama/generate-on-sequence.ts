@@ -7,9 +7,12 @@ import {
 } from "../../../../schema/wire/v1/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
 import { tokenizePrompt } from "./tokenize-prompt.ts";
+import type { SampledChunk, SlotTokens } from "./slot-tokens.ts";
 
 export interface SequenceGeneration {
   sequence: LlamaContextSequence;
+  /** What the slot's tokens stand for, so a prompt that repeats the last answer reuses its sampled tokens. */
+  slotTokens: SlotTokens;
   grammar: LlamaGrammar | undefined;
   request: EngineGenerateRequest;
   now: () => number;
@@ -22,14 +25,25 @@ export interface SequenceGeneration {
  */
 export async function generateOnSequence({
   sequence,
+  slotTokens,
   grammar,
   request,
   now,
 }: SequenceGeneration): Promise<Omit<EngineGenerateResult, "queueMs">> {
   const model = sequence.model;
-  const promptTokens = tokenizePrompt(model, request.prompt);
   const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
-  const fullPrompt: Token[] = bos == null ? promptTokens : [bos, ...promptTokens];
+  const start: Token[] = bos == null ? [] : [bos];
+  const plan = slotTokens.plan({
+    conversationId: request.conversationId,
+    prompt: request.prompt,
+    start,
+    held: sequence.contextTokens,
+    // Sentinel-marked template specials become control tokens; everything else is plain text.
+    tokenize: (text) => tokenizePrompt(model, text),
+  });
+  const fullPrompt = plan.tokens;
+  // LlamaCompletion puts the BOS in front itself.
+  const promptTokens = fullPrompt.slice(start.length);
   const room = sequence.context.contextSize - fullPrompt.length;
   if (room < 1) {
     throw new ContextLengthExceededError(
@@ -46,6 +60,8 @@ export async function generateOnSequence({
   const maxTokens = Math.min(request.maxTokens, room);
   const started = now();
   let firstTokenAt: number | undefined;
+  const chunks: SampledChunk[] = [];
+  let pendingTokens: Token[] = [];
   try {
     const { response, metadata } = await new LlamaCompletion({
       contextSequence: sequence,
@@ -61,14 +77,19 @@ export async function generateOnSequence({
       stopOnAbortSignal: false,
       disableContextShift: true,
       contextShiftSize: 0,
-      onToken: () => {
+      onToken: (tokens) => {
         firstTokenAt ??= now();
+        pendingTokens = tokens;
       },
+      // LlamaCompletion hands out each chunk's tokens, then their text.
       onTextChunk: (chunk) => {
+        chunks.push({ tokens: pendingTokens, text: chunk });
+        pendingTokens = [];
         if (chunk.length > 0) request.onTextDelta?.(chunk);
       },
     });
     const ended = now();
+    slotTokens.retain(plan, chunks, sequence.contextTokens);
     const used = sequence.tokenMeter.diff(meterBefore);
     const prefillEnd = firstTokenAt ?? ended;
     return {
@@ -84,6 +105,7 @@ export async function generateOnSequence({
       decodeMs: ended - prefillEnd,
     };
   } catch (error) {
+    slotTokens.forget();
     if (request.signal.aborted) {
       const reason: unknown = request.signal.reason;
       throw reason instanceof MolWireError

@@ -1,4 +1,4 @@
-import type { LlamaModel, Token } from "node-llama-cpp";
+import type { GgufMetadataGeneral, GgufMetadataTokenizer, LlamaModel, Token } from "node-llama-cpp";
 import {
   SPECIAL_CLOSE,
   SPECIAL_OPEN,
@@ -34,7 +34,7 @@ export function tokenizePrompt(model: LlamaModel, prompt: string): Token[] {
 
 /** What this node tells the edge about the model it serves: chat format (from the GGUF), context, tokenizer. */
 export function describeServedModel(model: LlamaModel, contextTokens: number): ServedModel {
-  const metadata = model.fileInfo.metadata;
+  const metadata = readFileMetadata(model);
   const { family, warning } = detectChatTemplateFamily({
     architecture: metadata.general?.architecture,
     chatTemplate: metadata.tokenizer?.chat_template,
@@ -43,4 +43,19 @@ export function describeServedModel(model: LlamaModel, contextTokens: number): S
   const ggml = metadata.tokenizer?.ggml;
   const tokenizer = [ggml?.model ?? "unknown", ggml?.pre].filter((part) => part !== undefined).join("/");
   return { templateFamily: family, contextTokens, tokenizer, ...(warning ? { warning } : {}) };
+}
+
+/**
+ * A GGUF's metadata as the file has it: node-llama-cpp types `general` and `tokenizer.ggml` as always present, but
+ * they are only the keys the file carries, and a file may lack any of them.
+ */
+export interface FileMetadata {
+  readonly general?: Partial<GgufMetadataGeneral>;
+  readonly tokenizer?: Omit<Partial<GgufMetadataTokenizer>, "ggml"> & {
+    readonly ggml?: Partial<GgufMetadataTokenizer["ggml"]>;
+  };
+}
+
+export function readFileMetadata(model: LlamaModel): FileMetadata {
+  return model.fileInfo.metadata;
 }

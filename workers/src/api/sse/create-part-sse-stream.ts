@@ -72,16 +72,21 @@ export function createPartSseStream<P>(
           result = await waitForNext(pending, options.keepAliveMs);
         } catch (error) {
           pending = undefined;
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- cancel() may have closed it during the await
           if (!closed) finish(encoder.encodeFailure(error));
           return;
         }
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- cancel() may have closed it during the await
         if (closed) return;
         if (result === KEEPALIVE) {
           emit([encodeSseComment("keepalive")]);
           return;
         }
         pending = undefined;
-        if (result.done === true) return finish(encoder.encodeEnd());
+        if (result.done === true) {
+          finish(encoder.encodeEnd());
+          return;
+        }
         const { frames, done } = encoder.encodePart(result.value);
         if (done) {
           finish(frames);

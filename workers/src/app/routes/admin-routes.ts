@@ -26,7 +26,7 @@ const ADMIN_ACTOR = "admin";
 
 function readTenantAdmin(c: Context<AppEnv>): TenantAdmin {
   const { deps } = c.var;
-  return createTenantAdmin({ store: deps.tenantStore, now: deps.now, newId: deps.newId });
+  return createTenantAdmin({ store: deps.tenantStore, now: deps.now, newId: (prefix) => deps.newId(prefix) });
 }
 
 /**
