@@ -4,10 +4,10 @@ import { timingsSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/inde
 /**
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
  * `user_message` (preceded by its `instructions` and `context_messages`, if any) and its events arrive in this
- * order: route_decision, then answer | turn_failed | turn_cancelled, then (after an answer) summary |
- * summary_failed. The summary runs off the next turn's critical path, so it may land after the next turn's
- * events have begun. Tombstones (`response_deleted`, `item_deleted`) name an earlier turn and may come at any
- * time. Nothing is updated in place.
+ * order: route_decision, then answer | turn_failed | turn_cancelled, then (after a genui answer)
+ * genui_validation, then (after an answer) summary | summary_failed. The summary runs off the next turn's
+ * critical path, so it may land after the next turn's events have begun. Tombstones (`response_deleted`,
+ * `item_deleted`) name an earlier turn and may come at any time. Nothing is updated in place.
  */
 const base = { turnId: z.string().min(1).max(64) };
 
@@ -179,6 +179,24 @@ export const summaryFailedEventSchema = z.object({
 });
 
 /**
+ * The edge validator's verdict on a genui answer (the component module in it). Views ignore it; the API shows it
+ * as `mol.genui`, and a harness search can score a variant by it. A valid component is stored for the tenant;
+ * `renderUrl` is its capability link (token in the URL, only its hash stored with the component).
+ */
+export const genuiValidationEventSchema = z.object({
+  ...base,
+  type: z.literal("genui_validation"),
+  status: z.enum(["valid", "rejected"]),
+  findings: z.int().nonnegative(),
+  /** The first findings as `rule line:column message` lines, clipped; empty when valid. */
+  summary: z.string().max(2048),
+  componentId: z.string().max(64).optional(),
+  renderUrl: z.string().max(2048).optional(),
+  /** Unix seconds. */
+  renderUrlExpiresAt: z.int().nonnegative().optional(),
+});
+
+/**
  * The function tools of the turn differ from the ones the views last showed (or appear for the first time).
  * Comes right after the turn's user_message; every specialist view appends the tools block (see
  * schema/harness/tools-block.ts), so a change of tools only ever adds to the end of a view.
@@ -203,6 +221,7 @@ export const timelineEventSchema = z.discriminatedUnion("type", [
   turnCancelledEventSchema,
   summaryEventSchema,
   summaryFailedEventSchema,
+  genuiValidationEventSchema,
   instructionsEventSchema,
   contextMessagesEventSchema,
   responseDeletedEventSchema,

@@ -7,12 +7,15 @@ import {
   type SpecialistLabel,
 } from "../wire/v1/index.ts";
 import { CHAT_TEMPLATE_FAMILIES, type ChatTemplateFamily } from "./chat-templates.ts";
+import { GENUI_CONTRACT_PROMPT, GENUI_CONTRACT_PROMPT_SHORT } from "./genui-contract-prompt.ts";
 import {
   HARNESS_VERSION,
   MAX_VIEW_BUDGET_BYTES,
   type HarnessDocument,
   type SpecialistSettings,
 } from "./harness-settings.ts";
+import { measureViewRoom, readMaxUserMessageBytes } from "./measure-view-room.ts";
+import { countUtf8Bytes } from "./utf8.ts";
 
 /** The GPU nodes' default KV tokens per slot (`MOL_CONTEXT_SIZE`), and the context before any heartbeat. */
 export const DEFAULT_CONTEXT_TOKENS = 4096;
@@ -29,6 +32,13 @@ const SUMMARY_VIEW_MAX_BYTES = 768;
 const ROUTE_TIMEOUT_MS = 10_000;
 const ANSWER_TIMEOUT_MS = 120_000;
 const SUMMARY_TIMEOUT_MS = 30_000;
+/**
+ * The long genui prompt (~600 bytes more, in every genui view) is chosen only when, with it, the view still
+ * has this much left after the header, the turn's reserve and a largest user line: room for earlier turns.
+ * Below that the exemplar would make the view compact after almost every turn, and losing the conversation
+ * costs the specialist more than the example gains it.
+ */
+const GENUI_LONG_PROMPT_SPARE_BYTES = 1024;
 
 const OTHERS_NOTE = "Lines like [coding] … summarise turns another specialist answered.";
 
@@ -45,11 +55,9 @@ const SPECIALIST_PROMPTS: Record<SpecialistLabel, { prompt: string; temperature:
     prompt: `You are the coding specialist. Write correct, idiomatic code with brief explanations; state assumptions and edge cases. ${OTHERS_NOTE}`,
     temperature: 0.2,
   },
-  genui: {
-    prompt: `You are the generative UI specialist. Produce user interface components and layouts as concise, valid markup. ${OTHERS_NOTE}`,
-    temperature: 0.4,
-  },
+  genui: { prompt: `${GENUI_CONTRACT_PROMPT} ${OTHERS_NOTE}`, temperature: 0.4 },
 };
+const GENUI_SHORT_PROMPT = `${GENUI_CONTRACT_PROMPT_SHORT} ${OTHERS_NOTE}`;
 
 /** What the per-model defaults depend on: what the nodes serving the conversation advertise. */
 export interface ServedModelProfile {
@@ -114,7 +122,7 @@ export function buildDefaultHarness(model: ServedModelProfile): HarnessDocument 
     );
   }
   const budgets = measureBudgets(model.contextTokens);
-  return {
+  const harness: HarnessDocument = {
     version: HARNESS_VERSION,
     contextTokens: model.contextTokens,
     router: {
@@ -138,6 +146,24 @@ export function buildDefaultHarness(model: ServedModelProfile): HarnessDocument 
       compactKeepFraction: 0.15,
       compactUserMessageChars: 120,
     },
+  };
+  return fitGenuiPrompt(harness);
+}
+
+/** Keeps the long genui prompt only where its view has GENUI_LONG_PROMPT_SPARE_BYTES to spare with it. */
+function fitGenuiPrompt(harness: HarnessDocument): HarnessDocument {
+  const genui = harness.specialists.genui;
+  if (!genui) return harness;
+  const { templates } = harness;
+  const userLineBytes =
+    countUtf8Bytes(templates.userPrefix) +
+    readMaxUserMessageBytes(harness) +
+    countUtf8Bytes(templates.userEnd ?? templates.lineEnd);
+  const spareBytes = measureViewRoom(harness, "genui").roomBytes - userLineBytes;
+  if (spareBytes >= GENUI_LONG_PROMPT_SPARE_BYTES) return harness;
+  return {
+    ...harness,
+    specialists: { ...harness.specialists, genui: { ...genui, systemPrompt: GENUI_SHORT_PROMPT } },
   };
 }
 

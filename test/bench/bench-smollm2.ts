@@ -9,8 +9,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { availableParallelism } from "node:os";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
-import { DEFAULT_ADAPTER_IDS, WIRE_VERSION } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
 import { answerInput } from "../harness/collect-answer.ts";
 import { findSmollm2Model, smollm2Candidates } from "../harness/find-smollm2-model.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
@@ -25,6 +24,7 @@ import { openRawDecoder, type RawDecodeRun } from "./measure-raw-decode.ts";
 import { renderAppendOnlyView } from "./render-naive-view.ts";
 import { renderSmollm2Report, type Smollm2Measured, type Smollm2Report } from "./render-smollm2-report.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
+import { measureRouteLatency } from "./measure-route-latency.ts";
 import { percentile, round } from "./stats.ts";
 
 const THREADS = Number(process.env.MOL_BENCH_THREADS ?? defaultThreadCount(availableParallelism()));
@@ -107,20 +107,7 @@ async function main(): Promise<Smollm2Report> {
   }
 
   // 2. Route hop latency, requester side (NATS round trip included).
-  const routeMs: number[] = [];
-  for (let i = 0; i < ROUTES; i++) {
-    const started = performance.now();
-    await requestRoute(t.client, {
-      version: WIRE_VERSION,
-      type: "route",
-      requestId: `bench-route-${i}`,
-      conversationId: `bench-route-${i % SLOTS}`,
-      view: `<route>\nuser: request ${i} about ${["code", "a plan", "a widget", "hello"][i % 4]}\nlabel: `,
-      timeoutMs: 10_000,
-    });
-    routeMs.push(performance.now() - started);
-    if ((i + 1) % 10 === 0) reportBenchProgress("route latency", i + 1, ROUTES);
-  }
+  const routeMs = await measureRouteLatency(t.client, ROUTES, SLOTS);
 
   // 3. KV reuse over a growing append-only conversation per adapter; each turn's time to first token, warm.
   const reuse: KvReuseRow[] = [];

@@ -1,6 +1,6 @@
 import type { KvReuseRow } from "./measure-kv-reuse.ts";
 import type { RawDecodeRun } from "./measure-raw-decode.ts";
-import { renderFacts, renderMarkdownRow } from "./render-markdown-row.ts";
+import { renderFacts, renderMarkdownRow, renderMarkdownTable } from "./render-markdown-row.ts";
 
 export interface Smollm2Measured {
   settings: Record<string, string | number>;
@@ -67,18 +67,17 @@ export function renderSmollm2Report(r: Smollm2Report): string {
     "receives them; engine decode = the same tokens over the engine's own decode time. First token = request sent",
     "to first text delta, cold slot (the whole prompt is prefilled).",
     "",
-    renderMarkdownRow([
-      "adapter",
-      "prompt tokens",
-      "prefill tok/s",
-      "completion tokens",
-      "decode tok/s",
-      "engine decode tok/s",
-      "first token ms",
-    ]),
-    renderMarkdownRow(["---", "---:", "---:", "---:", "---:", "---:", "---:"]),
-    ...r.speed.map((s) =>
-      renderMarkdownRow([
+    ...renderMarkdownTable(
+      [
+        "adapter",
+        "prompt tokens",
+        "prefill tok/s",
+        "completion tokens",
+        "decode tok/s",
+        "engine decode tok/s",
+        "first token ms",
+      ],
+      r.speed.map((s) => [
         s.adapter,
         s.promptTokens,
         s.prefillTokensPerSecond,
@@ -95,17 +94,9 @@ export function renderSmollm2Report(r: Smollm2Report): string {
     "same prompt, as many tokens, greedy, in the same process right after each adapter's node run, the node idle,",
     "so each pair sees the same load on a shared machine.",
     "",
-    renderMarkdownRow([
-      "raw run after",
-      "prompt tokens",
-      "prefill tok/s",
-      "completion tokens",
-      "decode tok/s",
-      "node / raw",
-    ]),
-    renderMarkdownRow(["---", "---:", "---:", "---:", "---:", "---:"]),
-    ...r.raw.runs.map((x) =>
-      renderMarkdownRow([
+    ...renderMarkdownTable(
+      ["raw run after", "prompt tokens", "prefill tok/s", "completion tokens", "decode tok/s", "node / raw"],
+      r.raw.runs.map((x) => [
         x.after,
         x.promptTokens,
         x.prefillTokensPerSecond,
@@ -128,10 +119,9 @@ export function renderSmollm2Report(r: Smollm2Report): string {
     "",
     "Append-only plain-text views; ideal = everything already in the slot (previous view + previous answer).",
     "",
-    renderMarkdownRow(["adapter", "prompt tokens", "cached tokens", "ideal cached", "cached / ideal"]),
-    renderMarkdownRow(["---", "---:", "---:", "---:", "---:"]),
-    ...r.reuse.map((x) =>
-      renderMarkdownRow([
+    ...renderMarkdownTable(
+      ["adapter", "prompt tokens", "cached tokens", "ideal cached", "cached / ideal"],
+      r.reuse.map((x) => [
         x.adapter,
         x.promptTokens,
         x.cachedPromptTokens,
@@ -147,8 +137,7 @@ export function renderSmollm2Report(r: Smollm2Report): string {
     "",
     "## Memory",
     "",
-    renderMarkdownRow(["part", "bytes"]),
-    renderMarkdownRow(["---", "---:"]),
+    ...renderMarkdownTable(["part", "bytes"], []),
     renderMarkdownRow(["base weights (file)", mib(r.memory.baseFileBytes)]),
     renderMarkdownRow([`KV per slot (f16, ${r.settings.contextSize} tokens)`, mib(r.memory.kvBytesPerSlot)]),
     renderMarkdownRow([

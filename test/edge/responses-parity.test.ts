@@ -170,7 +170,9 @@ describe("Responses parity with unmodified clients", () => {
     const settled = await client.responses.retrieve(long.id);
     expect(settled.status).toBe(cancelled.status);
     // Only background responses can be cancelled.
-    await expectStatus(client.responses.cancel(done.id.replace(/.$/, "0")), 404);
+    // Another id in the same conversation: its last character changed to one it is not.
+    const other = done.id.replace(/.$/, (last) => (last === "0" ? "1" : "0"));
+    await expectStatus(client.responses.cancel(other), 404);
   });
 
   it("refuses to cancel a foreground response", async () => {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { hashHarness } from "../../schema/harness/content-hash.ts";
 import { CHAT_TEMPLATE_FAMILIES, detectChatTemplateFamily } from "../../schema/harness/chat-templates.ts";
-import { DEFAULT_HARNESS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
+import {
+  DEFAULT_HARNESS,
+  MIN_DEFAULT_CONTEXT_TOKENS,
+  buildDefaultHarness,
+} from "../../schema/harness/default-harness.ts";
+import { GENUI_EXEMPLAR } from "../../schema/harness/genui-contract-prompt.ts";
+import { harnessDocumentSchema } from "../../schema/harness/harness-document.ts";
 import {
   HarnessConfigError,
   buildHarness,
@@ -10,6 +16,7 @@ import {
 } from "../../schema/harness/harness-config.ts";
 import { readMaxUserMessageBytes } from "../../schema/harness/measure-view-room.ts";
 import { clipMiddleWithMark, cleanConversationText, countUtf8Bytes } from "../../schema/harness/utf8.ts";
+import { chatTemplateFamilySchema } from "../../schema/harness/chat-templates.ts";
 import type { NodeStatus } from "../../schema/wire/v1/index.ts";
 import { readServedModel } from "../../workers/src/fleet/read-served-model.ts";
 
@@ -53,6 +60,22 @@ describe("per-model harness", () => {
     expect(smol.specialists.chat?.sampling.stop).toEqual(["<|im_end|>", "<|im_start|>"]);
     expect(() => buildDefaultHarness({ family: "plain", contextTokens: 1024 })).toThrow(/at least 2560/);
   });
+
+  it.each(chatTemplateFamilySchema.options)(
+    "is a valid harness for %s at every context from the minimum, the genui exemplar only where it has room",
+    (family) => {
+      const contexts = [MIN_DEFAULT_CONTEXT_TOKENS, 2561, 2999, 3000, 3584, 4095, 4096, 6000, 8192, 32_768];
+      for (const contextTokens of contexts) {
+        const harness = buildDefaultHarness({ family, contextTokens });
+        const parsed = harnessDocumentSchema.safeParse(harness);
+        expect(parsed.error?.issues ?? [], `${family} at ${contextTokens}`).toEqual([]);
+        const genuiPrompt = harness.specialists.genui?.systemPrompt ?? "";
+        expect(genuiPrompt).toMatch(/one ES module.*default-exported function component/);
+        expect(genuiPrompt).toContain('"react" and "@molmesh/ui" (Stack, Row, Grid, Card,');
+        expect(genuiPrompt.includes(GENUI_EXEMPLAR)).toBe(contextTokens >= 8192);
+      }
+    },
+  );
 
   it("lays a validated MOL_HARNESS over the defaults, objects merged key by key", () => {
     const overlay = parseHarnessOverlay(

@@ -31,6 +31,8 @@ export const SMALL_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
   router: { ...DEFAULT_HARNESS.router, viewBudgetBytes: 700, maxUserMessageChars: 60 },
   specialists: withSpecialists(DEFAULT_HARNESS, (s) => ({
     ...s,
+    // The genui contract prompt (~900 bytes) would leave these small views no room; a short one keeps them small.
+    systemPrompt: s.adapter === "genui" ? "You are the generative UI specialist." : s.systemPrompt,
     viewBudgetBytes: 1600,
     answerViewMaxBytes: 256,
     summary: { ...s.summary, viewMaxBytes: 128 },

@@ -4,7 +4,10 @@ import type { StartTurnResult, StatelessTurnRequest } from "../conversation/conv
 import type { AppEnv } from "./app-deps.ts";
 import { hashRequestBody } from "./read-idempotency-key.ts";
 
-export type StatelessTurnInput = Pick<StatelessTurnRequest, "messages" | "forcedLabel" | "sampling"> & {
+export type StatelessTurnInput = Pick<
+  StatelessTurnRequest,
+  "messages" | "forcedLabel" | "sampling" | "apiOrigin"
+> & {
   /** The client's `prompt_cache_key`, else its `user`: the turns it names share a KV slot on purpose. */
   cacheKey?: string | undefined;
 };
@@ -43,5 +46,6 @@ export async function startStatelessTurn(
     messages,
     ...(input.forcedLabel === undefined ? {} : { forcedLabel: input.forcedLabel }),
     ...(input.sampling === undefined ? {} : { sampling: input.sampling }),
+    ...(input.apiOrigin === undefined ? {} : { apiOrigin: input.apiOrigin }),
   });
 }

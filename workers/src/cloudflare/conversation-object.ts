@@ -21,6 +21,7 @@ import { ConversationTurns } from "../conversation/conversation-turns.ts";
 import { startStatelessTurn, type TurnLoopDeps } from "../conversation/turn-loop.ts";
 import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
 import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
+import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
 import { decodeTurnRequest } from "./turn-paths.ts";
 import type { Env } from "./env.ts";
@@ -97,6 +98,11 @@ export class ConversationObject
       },
       now: Date.now,
       newTurnId: (conversationId) => buildTurnId(conversationId, crypto.randomUUID().replace(/-/g, "")),
+      genui: {
+        components: createD1GenuiComponentStore(env.DB),
+        newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,
+        now: Date.now,
+      },
       // The tenant's per-minute bucket and monthly quota live in its limiter object.
       meter: {
         record: (tenantId, charge) =>

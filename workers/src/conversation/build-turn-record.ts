@@ -79,6 +79,21 @@ function buildMol(
         : answer
           ? { status: "pending" }
           : { status: "none" },
+    ...(found.genui_validation ? { genui: formatGenui(found.genui_validation) } : {}),
+  };
+}
+
+function formatGenui(event: TimelineEventOf<"genui_validation">): NonNullable<TurnMol["genui"]> {
+  const { status, findings, summary } = event;
+  return {
+    status,
+    findings,
+    summary,
+    ...definedOnly({
+      componentId: event.componentId,
+      renderUrl: event.renderUrl,
+      renderUrlExpiresAt: event.renderUrlExpiresAt,
+    }),
   };
 }
 

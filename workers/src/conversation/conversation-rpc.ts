@@ -36,6 +36,8 @@ export const startTurnRequestSchema = z.object({
   sampling: samplingOverridesSchema.optional(),
   /** Idempotency-Key and the hash of the request body it came with. */
   idempotency: z.object({ key: z.string(), requestHash: z.string() }).optional(),
+  /** The API origin the turn came in on: a genui answer's render link points there. */
+  apiOrigin: z.url().optional(),
   /** System instructions for this turn on; appended to the timeline only when they changed. */
   instructions: z.string().optional(),
   /** Earlier messages of an item array, placed before this turn's user message. */
@@ -63,6 +65,7 @@ export const statelessTurnRequestSchema = z.object({
   messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })),
   forcedLabel: z.string().optional(),
   sampling: samplingOverridesSchema.optional(),
+  apiOrigin: z.url().optional(),
 });
 export type StatelessTurnRequest = z.infer<typeof statelessTurnRequestSchema>;
 

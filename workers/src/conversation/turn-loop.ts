@@ -11,8 +11,9 @@
  * 3. streamed answer — the specialist's deltas go to the client as they come; the client's cancel (or a cancel
  *    by request, `POST /v1/responses/{id}/cancel`) aborts the hop. A node lost mid-stream is replaced by one that
  *    continues the answer from the text streamed (`runAnswerHop`).
- * 4. append — `answer` (client gets `turn-finish`), `turn_failed` (`turn-error`) or `turn_cancelled`; the client's
- *    stream ends here, so nothing below is on its critical path.
+ * 4. append — `answer`, then for a genui answer its `genui_validation` (validated, stored when valid, see
+ *    validate-genui-answer.ts; client gets `turn-finish`), or `turn_failed` (`turn-error`) or `turn_cancelled`;
+ *    the client's stream ends here, so nothing below is on its critical path.
  * 5. webhook outbox — the turn's event (completed, or failed/cancelled) goes to the outbox.
  * 6. summary — stored turns with an answer only: the summary hop → `summary` | `summary_failed`, then its event.
  *    It runs after the turn has left the conversation's queue: the next turn may already be routing.
@@ -36,6 +37,7 @@ import { createMessagesTimeline, type Timeline } from "./timeline.ts";
 import type { SummarySchedule } from "./summary-schedule.ts";
 import { decideRoute, runAnswerHop, summarizeTurn, type AnswerProgress, type HopDeps } from "./turn-hops.ts";
 import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
+import { validateGenuiAnswer, type GenuiAnswerDeps } from "./validate-genui-answer.ts";
 
 export interface TurnLoopDeps extends HopDeps {
   /** The harness document's hash, recorded on each user message (computing it may be asynchronous). */
@@ -49,6 +51,8 @@ export interface TurnLoopDeps extends HopDeps {
   /** A new turn id in `conversationId` (stored turn ids name their conversation, see item-id.ts). */
   newTurnId: (conversationId: string) => string;
   meter: UsageMeter;
+  /** Where a genui answer's valid component is stored; without it genui answers are only validated. */
+  genui?: GenuiAnswerDeps;
 }
 
 /** Where a stored conversation's webhook events go first (the Durable Object's outbox, then the queues). */
@@ -64,6 +68,7 @@ export interface TurnJob {
   text: string;
   forcedLabel?: string | undefined;
   sampling?: StartTurnRequest["sampling"];
+  apiOrigin?: string | undefined;
   response?: StartTurnRequest["response"];
   harnessHash: string;
   timeline: Timeline;
@@ -108,6 +113,7 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
       text: last?.content ?? "",
       forcedLabel: request.forcedLabel,
       sampling: request.sampling,
+      apiOrigin: request.apiOrigin,
       harnessHash,
       timeline: createMessagesTimeline(request.messages, deps.harness, deps.now),
       client,
@@ -179,6 +185,14 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       });
       timeline.append(answer);
       answered = true;
+      const genui = await validateGenuiAnswer(deps.genui, {
+        turnId,
+        tenantId: job.tenantId,
+        label,
+        text: answer.text,
+        apiOrigin: job.apiOrigin,
+      });
+      if (genui) timeline.append(genui);
       client.push({ type: "turn-finish", turn: record() });
     } catch (error) {
       partial = { ...progress, promptChars: prompt.length };

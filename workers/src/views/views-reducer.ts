@@ -65,6 +65,7 @@ export function applyEventToViews(
         pending: { ...views.pending, messages: [...(views.pending?.messages ?? []), ...event.messages] },
       };
     case "summary_failed":
+    case "genui_validation":
     case "response_deleted":
     case "item_deleted":
       // Tombstones hide things from the API only: removing a line would rewrite the middle of the views.

@@ -40,6 +40,7 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
       messages,
       ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
       sampling: readChatSampling(body),
+      apiOrigin: new URL(c.req.url).origin,
       cacheKey: body.prompt_cache_key ?? body.user,
     });
     if (!result.ok) throw new Error("stateless turns are never refused");

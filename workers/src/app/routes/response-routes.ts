@@ -82,6 +82,7 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
       text: input.text,
       ...forced,
       sampling: readResponseSampling(body),
+      apiOrigin: new URL(c.req.url).origin,
       ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
       ...(input.context.length > 0 ? { context: input.context } : {}),
       ...(chained ? { previousTurnId: chained.turnId } : {}),
@@ -245,6 +246,7 @@ async function serveStatelessResponse(
     messages,
     ...forced,
     sampling: readResponseSampling(body),
+    apiOrigin: new URL(c.req.url).origin,
     cacheKey: body.prompt_cache_key ?? body.user,
   });
   if (!result.ok) throw new Error("stateless turns are never refused");
