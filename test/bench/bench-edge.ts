@@ -25,6 +25,8 @@ import { describeBenchCommand } from "./describe-bench-command.ts";
 const LENGTHS = (process.env.MOL_BENCH_LENGTHS ?? "10,100,1000,5000").split(",").map(Number);
 const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
 const CRITICAL_TURNS = Number(process.env.MOL_BENCH_CRITICAL_TURNS ?? 20);
+/** Summary slots per adapter on the tiny node; unset = the engine's default, 0 = summaries on the answer's slot. */
+const SUMMARY_SLOTS = process.env.MOL_BENCH_SUMMARY_SLOTS;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
 const KEY = "sk-bench";
 
@@ -133,7 +135,11 @@ const tiny = await startTestNode({
   natsUrl: nats.url,
   models,
   nodeId: "bench-tiny",
-  engine: { contextSize: 4096, slotsPerAdapter: 4 },
+  engine: {
+    contextSize: 4096,
+    slotsPerAdapter: 4,
+    ...(SUMMARY_SLOTS === undefined ? {} : { summarySlotsPerAdapter: Number(SUMMARY_SLOTS) }),
+  },
 });
 // Each client waits for the previous turn's summary before its next message (as a person reading the answer
 // would), so the summary never delays a turn; back-to-back clients are measured separately.
@@ -175,6 +181,7 @@ const report: EdgeReport = {
     "MOL_BENCH_LENGTHS",
     "MOL_BENCH_SAMPLE_TURNS",
     "MOL_BENCH_CRITICAL_TURNS",
+    "MOL_BENCH_SUMMARY_SLOTS",
   ]),
   machine: collectMachineFacts(),
   overhead,
