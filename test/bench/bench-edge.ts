@@ -87,6 +87,19 @@ async function runTurn(
 }
 
 const nodeMs = (t: Turn) => (t.mol.timings.routeNodeMs ?? 0) + (t.mol.timings.answerNodeMs ?? 0);
+/**
+ * A turn's overhead split by what the edge records: each hop's edge-side time minus the node's own is NATS and
+ * the hop client; the rest is HTTP, the Worker (auth, limiter), the Durable Object call and its timeline writes
+ * and views. The edge records no finer split (no Server-Timing; the request line has only the total).
+ */
+function splitOverhead(t: Turn) {
+  const { routeMs = 0, routeNodeMs = 0, answerTotalMs = 0, answerNodeMs = 0 } = t.mol.timings;
+  return {
+    routeHopMs: routeMs - routeNodeMs,
+    answerHopMs: answerTotalMs - answerNodeMs,
+    edgeMs: t.clientMs - routeMs - answerTotalMs,
+  };
+}
 
 // 1. Edge overhead against conversation length, on the instant engine.
 const nats = await startNatsServer();
@@ -105,6 +118,7 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
   let turns = 0;
   for (const length of LENGTHS) {
     const samples: number[] = [];
+    const stages: Array<ReturnType<typeof splitOverhead>> = [];
     while (turns < length) {
       const turn = await runTurn(
         post,
@@ -112,7 +126,10 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
         `turn ${turns}: a user message of ordinary length, asking something.`,
       );
       turns++;
-      if (turns > length - SAMPLE_TURNS) samples.push(turn.clientMs - nodeMs(turn));
+      if (turns > length - SAMPLE_TURNS) {
+        samples.push(turn.clientMs - nodeMs(turn));
+        stages.push(splitOverhead(turn));
+      }
       if (turns % 500 === 0) process.stderr.write(`  ${turns} turns\n`);
       if (turns % 10 === 0) reportBenchProgress("edge overhead (turns)", turns, Math.max(...LENGTHS));
     }
@@ -122,6 +139,26 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
       p50Ms: round(percentile(samples, 50)),
       p95Ms: round(percentile(samples, 95)),
       meanMs: round(sum(samples) / samples.length),
+      stagesP50Ms: {
+        routeHop: round(
+          percentile(
+            stages.map((x) => x.routeHopMs),
+            50,
+          ),
+        ),
+        answerHop: round(
+          percentile(
+            stages.map((x) => x.answerHopMs),
+            50,
+          ),
+        ),
+        edge: round(
+          percentile(
+            stages.map((x) => x.edgeMs),
+            50,
+          ),
+        ),
+      },
     });
   }
   return rows;
@@ -173,6 +210,7 @@ const answer = pick("answerTotalMs");
 const summary = pick("summaryMs");
 const client = breakdown.paced.map((t) => t.clientMs);
 const backToBack = breakdown.backToBack.map((t) => t.clientMs);
+const backToBackFirstToken = breakdown.backToBack.map((t) => t.mol.timings.answerFirstTokenMs ?? 0);
 const backToBackBusy = breakdown.backToBack.map(
   (t) => (t.mol.timings.routeMs ?? 0) + (t.mol.timings.answerTotalMs ?? 0),
 );
@@ -198,6 +236,11 @@ const report: EdgeReport = {
     backToBackClientTurnMs: {
       p50: round(percentile(backToBack, 50)),
       p95: round(percentile(backToBack, 95)),
+    },
+    // A summary holding the answer's KV slot shows here first: the answer cannot start before it ends.
+    backToBackAnswerFirstTokenMs: {
+      p50: round(percentile(backToBackFirstToken, 50)),
+      p95: round(percentile(backToBackFirstToken, 95)),
     },
     // Client time outside the answer hop (route, any summary wait, and the edge's own overhead), as before.
     backToBackOverPacedP50: round(percentile(backToBack, 50) / percentile(client, 50), 3),
