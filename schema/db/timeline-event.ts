@@ -5,9 +5,9 @@ import { timingsSchema, toolCallSchema, usageSchema, wireErrorCodeSchema } from 
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
  * `user_message` (preceded by its `instructions` and `context_messages`, if any) and its events arrive in this
  * order: route_decision, then answer | turn_failed | turn_cancelled, then (after a genui answer)
- * genui_validation, then (after an answer) summary | summary_failed. Tombstones (`response_deleted`,
- * `item_deleted`) name an earlier turn and may come at any time.
- * Nothing is updated in place.
+ * genui_validation, then (after an answer) summary | summary_failed. The summary runs off the next turn's
+ * critical path, so it may land after the next turn's events have begun. Tombstones (`response_deleted`,
+ * `item_deleted`) name an earlier turn and may come at any time. Nothing is updated in place.
  */
 const base = { turnId: z.string().min(1).max(64) };
 
@@ -117,7 +117,24 @@ export const routeDecisionEventSchema = z.object({
   fallback: z
     .object({ code: wireErrorCodeSchema, message: z.string(), to: z.enum(["previous", "default"]) })
     .optional(),
+  /**
+   * How long the turn waited for the previous turn's summary before its user line was appended (ms, edge clock):
+   * only a turn routed to another specialist than the previous one waits, and at most the summary's bound.
+   */
+  summaryWaitMs: z.number().nonnegative().optional(),
 });
+
+/**
+ * A node that died or stalled mid-answer, and the node that continued the answer from the text already streamed
+ * (its prompt: the answer prompt plus that text). `atChar` is where in the answer text the new node took over.
+ */
+export const answerTakeoverSchema = z.object({
+  fromNode: z.string(),
+  toNode: z.string(),
+  atChar: z.int().nonnegative(),
+  code: wireErrorCodeSchema,
+});
+export type AnswerTakeover = z.infer<typeof answerTakeoverSchema>;
 
 export const answerEventSchema = z.object({
   ...base,
@@ -130,6 +147,8 @@ export const answerEventSchema = z.object({
   /** With finishReason `tool_calls`: each call, its `arguments` valid against its tool's schema. */
   toolCalls: z.array(toolCallSchema).min(1).optional(),
   hop: hopFactsSchema,
+  /** Mid-stream takeovers, in order; absent when one node wrote the whole answer. */
+  takeovers: z.array(answerTakeoverSchema).optional(),
 });
 
 export const turnFailedEventSchema = z.object({

@@ -60,6 +60,7 @@ function buildMol(
       routeNodeMs: route?.router?.nodeTimings.totalMs,
       answerNodeMs: answer?.hop.nodeTimings.totalMs,
       summaryNodeMs: summary?.hop.nodeTimings.totalMs,
+      summaryWaitMs: route?.summaryWaitMs,
     }),
     placement: definedOnly({
       route: route?.router?.placement,
@@ -71,6 +72,7 @@ function buildMol(
       answer: answer?.hop.usage,
       summary: summary?.hop.usage,
     }),
+    ...(answer?.takeovers ? { takeovers: answer.takeovers } : {}),
     summary: summary
       ? { status: "ready", text: summary.text }
       : found.summary_failed

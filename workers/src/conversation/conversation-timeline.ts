@@ -17,7 +17,8 @@ const REBUILD_PAGE_EVENTS = 500;
 /**
  * The timeline plus its per-adapter views, kept in step: every append updates the views incrementally and
  * stores them, so a turn's cost does not grow with the conversation's length. Views are rebuilt from the whole
- * timeline only when the harness document changed.
+ * timeline only when the harness document changed. Two instances may share a store (a turn's summary lands while
+ * the next turn runs): each catches up on the other's events before it appends or renders.
  */
 export class ConversationTimeline implements Timeline {
   readonly #store: ConversationStore;
@@ -44,6 +45,7 @@ export class ConversationTimeline implements Timeline {
   }
 
   append(...events: TimelineEvent[]): StoredTimelineEvent[] {
+    this.#catchUp();
     const stored = this.#store.append(events);
     for (const event of stored) this.#views = applyEventToViews(this.#views, event, this.#harness);
     this.#throughSeq = stored.at(-1)?.seq ?? this.#throughSeq;
@@ -59,15 +61,20 @@ export class ConversationTimeline implements Timeline {
     return this.#store.readTurn(turnId);
   }
 
-  routePrompt(): string {
-    return renderRoutePrompt(this.#views, this.#harness);
+  routePrompt(next: readonly TimelineEvent[] = []): string {
+    this.#catchUp();
+    // The reducer is pure: applying `next` to the views in hand appends nothing to the stored ones.
+    const views = next.reduce((v, event) => applyEventToViews(v, event, this.#harness), this.#views);
+    return renderRoutePrompt(views, this.#harness);
   }
 
   answerPrompt(label: string): string {
+    this.#catchUp();
     return renderAnswerPrompt(this.#views, label, this.#harness);
   }
 
   summaryPrompt(label: string): string {
+    this.#catchUp();
     return renderSummaryPrompt(this.#views, label, this.#harness);
   }
 

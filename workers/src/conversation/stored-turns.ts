@@ -52,16 +52,26 @@ export function readLatestTurnId(store: ConversationStore): string | undefined {
   return store.listEvents({ types: ["user_message"], order: "desc", limit: 1 })[0]?.turnId;
 }
 
-/** The timeline up to the end of `turnId` (its summary included): what a fork from that response starts with. */
+/**
+ * The timeline up to the end of `turnId` (its summary included): what a fork from that response starts with. The
+ * summary may land after the next turn began (it runs off that turn's critical path): later turns' events in
+ * between are left out, so the fork's latest turn is `turnId`.
+ */
 export function exportThrough(store: ConversationStore, turnId: string): StoredTimelineEvent[] | null {
   const events = store.readTurn(turnId);
   const lastSeq = events.at(-1)?.seq;
-  if (lastSeq === undefined || readTombstones(store).responses.has(turnId)) return null;
+  const userSeq = events.find((event) => event.type === "user_message")?.seq;
+  if (lastSeq === undefined || userSeq === undefined || readTombstones(store).responses.has(turnId))
+    return null;
+  const known = new Set<string>();
   const out: StoredTimelineEvent[] = [];
   for (let after = 0; after < lastSeq;) {
     const page = store.readEventsAfter(after, 500).filter((event) => event.seq <= lastSeq);
     if (page.length === 0) break;
-    out.push(...page);
+    for (const event of page) {
+      if (event.seq <= userSeq) known.add(event.turnId);
+      if (event.seq <= userSeq || known.has(event.turnId)) out.push(event);
+    }
     after = page.at(-1)?.seq ?? lastSeq;
   }
   return out;

@@ -12,7 +12,12 @@ import { renderChatMessagesPrompt } from "../views/render-prompts.ts";
 export interface Timeline {
   append(...events: TimelineEvent[]): StoredTimelineEvent[];
   readTurn(turnId: string): StoredTimelineEvent[];
-  routePrompt(): string;
+  /**
+   * The route prompt; with `next`, as it will be once those events (a turn's opening and user message) are
+   * appended (the router's view holds no summaries, so it is the same whether or not the previous turn's summary
+   * lands first).
+   */
+  routePrompt(next?: readonly TimelineEvent[]): string;
   answerPrompt(label: string): string;
   /** Absent where summaries are not kept (a stateless turn has no later turn to read them). */
   summaryPrompt?(label: string): string;
