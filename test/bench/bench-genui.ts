@@ -207,6 +207,8 @@ async function runVariant(
   natsWsUrl: string,
   browser: Browser,
   prompts: string[],
+  outcomes: Outcome[],
+  onOutcome: () => void,
 ) {
   // The edge's error lines say why a turn failed (the API answer only names the code).
   const edgeErrors: string[] = [];
@@ -219,7 +221,6 @@ async function runVariant(
     devApiKey: KEY,
     vars: { ...HOP_TIMEOUT_VARS, MOL_HARNESS: JSON.stringify(variant.overlay) },
   });
-  const outcomes: Outcome[] = [];
   try {
     for (const [i, prompt] of prompts.entries()) {
       const asked = await askGenui(edge.url, prompt).catch((error: unknown) => {
@@ -251,6 +252,7 @@ async function runVariant(
         }
       }
       outcomes.push(outcome);
+      onOutcome();
       const n = outcomes.length;
       console.log(
         `${variant.name} ${n}/${prompts.length}: compiles ${count(outcomes, "compiles")}, valid ${count(outcomes, "valid")}, renders ${count(outcomes, "renders")} — ${prompt}`,
@@ -259,7 +261,6 @@ async function runVariant(
   } finally {
     await edge.stop();
   }
-  return outcomes;
 }
 
 const count = (outcomes: Outcome[], key: "compiles" | "valid" | "renders") =>
@@ -367,7 +368,6 @@ async function main() {
   const browser = await chromium.launch({ executablePath: CHROMIUM });
   try {
     await node.ready;
-    const results = [];
     const command = describeBenchCommand("bench:genui", [
       "MOL_BENCH_GENUI_PROMPTS",
       "MOL_BENCH_GENUI_MAX_TOKENS",
@@ -375,21 +375,36 @@ async function main() {
       "MOL_BENCH_GENUI_VARIANTS",
     ]);
     const only = process.env.MOL_BENCH_GENUI_VARIANTS?.split(",");
-    for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
-      results.push({
-        variant,
-        outcomes: await runVariant(() => node.output().slice(-3000), variant, nats.wsUrl, browser, prompts),
-      });
-      const last = results.at(-1);
-      if (last) await composeGrid(browser, last.outcomes, join(OUT_DIR, gridFile(last.variant.name)));
-      // Written after each variant, so a long run that is stopped keeps what it measured.
+    const results = VARIANTS.filter((v) => !only || only.includes(v.name)).map((variant) => ({
+      variant,
+      outcomes: [] as Outcome[],
+    }));
+    // Written after every answer, so a long run that is stopped keeps what it measured.
+    const write = () => {
       writeFileSync(
         join(OUT_DIR, "genui.json"),
         JSON.stringify({ command, machine: collectMachineFacts(), maxTokens: MAX_TOKENS, results }, null, 2) +
           "\n",
       );
       writeFileSync(join(OUT_DIR, "genui.md"), renderReport(results, command) + "\n");
-    }
+    };
+    // The variants run side by side, each on its own edge: the node batches their answers, which a shared CPU
+    // needs. Only shares are measured here, no latency, so the overlap changes no figure.
+    await Promise.all(
+      results.map(async ({ variant, outcomes }) => {
+        await runVariant(
+          () => node.output().slice(-3000),
+          variant,
+          nats.wsUrl,
+          browser,
+          prompts,
+          outcomes,
+          write,
+        );
+        await composeGrid(browser, outcomes, join(OUT_DIR, gridFile(variant.name)));
+      }),
+    );
+    write();
     console.log(renderReport(results, command).split("\n").slice(0, 12).join("\n"));
   } finally {
     await browser.close();
