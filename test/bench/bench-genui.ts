@@ -26,14 +26,14 @@ import { spawnBenchNode } from "./spawn-bench-node.ts";
 
 const KEY = "sk-bench-genui-0123456789abcdef";
 const LIMIT = Number(process.env.MOL_BENCH_GENUI_PROMPTS ?? 1000);
-const MAX_TOKENS = Number(process.env.MOL_BENCH_GENUI_MAX_TOKENS ?? 320);
+const MAX_TOKENS = Number(process.env.MOL_BENCH_GENUI_MAX_TOKENS ?? 200);
 /**
  * The hop limits are for a GPU; on this bench's shared CPU cores a ~1k-token genui view takes seconds to prefill,
  * longer when other work runs, and the production 3 s to the first part timed hops out. Generous, not unbounded.
  */
 const HOP_TIMEOUT_VARS = {
-  MOL_HOP_FIRST_PART_TIMEOUT_MS: "120000",
-  MOL_HOP_STALL_TIMEOUT_MS: "60000",
+  MOL_HOP_FIRST_PART_TIMEOUT_MS: "240000",
+  MOL_HOP_STALL_TIMEOUT_MS: "120000",
   MOL_HOP_REPLY_TIMEOUT_MS: "180000",
 };
 /**
@@ -41,8 +41,12 @@ const HOP_TIMEOUT_VARS = {
  * exemplar); SmolLM2 was trained on 8,192, where the default harness carries its exemplar and the variants fit.
  */
 const CONTEXT_TOKENS = 8192;
-/** The summary (after the answer, not measured here) is cut to one token: it would only take CPU from the next answer. */
-const SLOW_HOPS = { answerTimeoutMs: 300_000, summary: { timeoutMs: 180_000, maxTokens: 1 } };
+/**
+ * The answer's limit stays under Node's fetch, which stops waiting for response headers at 300 s, so the edge's 504
+ * comes first. The summary (after the answer, not measured here) is cut to one token: it would only take CPU from
+ * the next answer.
+ */
+const SLOW_HOPS = { answerTimeoutMs: 280_000, summary: { timeoutMs: 180_000, maxTokens: 1 } };
 
 /** Three more worked answers besides the counter: a form, a table and a chart, the shapes the prompts ask for most. */
 const MORE_EXEMPLARS = `import { useState } from "react";
@@ -359,7 +363,8 @@ async function main() {
   const nats = await startNatsServer();
   const node = spawnBenchNode("genui-bench-node", nats.url, {
     MOL_BASE_MODEL: REAL_MODEL_PATH,
-    MOL_THREADS: process.env.MOL_BENCH_THREADS ?? "2",
+    // One thread: with two on two contended cores, llama.cpp's threads wait on each other at every barrier.
+    MOL_THREADS: process.env.MOL_BENCH_THREADS ?? "1",
     // The previous prompt's summary hop may still hold its conversation's slot when the next answer arrives.
     MOL_SLOTS_PER_ADAPTER: "4",
     MOL_CONTEXT_SIZE: String(CONTEXT_TOKENS),
