@@ -55,6 +55,8 @@ export interface EngineGenerateResult {
   prefillMs: number;
   /** From the first generated token to the end. */
   decodeMs: number;
+  /** Under a choice constraint, each choice's probability (summing to 1), where the engine exposes them. */
+  choiceProbabilities?: Record<string, number>;
 }
 
 export interface EngineAdapterInfo {

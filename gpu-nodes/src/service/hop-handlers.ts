@@ -122,6 +122,7 @@ export async function serveRouteHop(request: RouteRequest, ctx: HopContext): Pro
   if (!request.labels.includes(label)) {
     throw new EngineFailureError(`route decoded ${JSON.stringify(label)}, which is not one of the labels`);
   }
+  const confidence = labelStep.choiceProbabilities?.[label];
   const first = steps[0] as EngineGenerateResult;
   const usage = {
     promptTokens: first.usage.promptTokens,
@@ -139,6 +140,7 @@ export async function serveRouteHop(request: RouteRequest, ctx: HopContext): Pro
     nodeId: ctx.nodeId,
     label,
     rawText: reasoning + labelStep.text,
+    ...(confidence === undefined ? {} : { confidence }),
     usage,
     timings: { queueMs, prefillMs, decodeMs: Math.max(0, totalMs - queueMs - prefillMs), totalMs },
   };

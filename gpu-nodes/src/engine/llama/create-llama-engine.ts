@@ -5,18 +5,17 @@ import {
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
-  type LlamaGrammar,
   type LlamaModel,
 } from "node-llama-cpp";
 import { UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
 import {
-  buildChoiceGrammar,
   type Engine,
   type EngineAdapterInfo,
   type EngineGenerateRequest,
   type EngineGenerateResult,
 } from "../engine.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
+import { scoreChoicesOnSequence } from "./score-choices.ts";
 import { SlotPool } from "./slot-pool.ts";
 
 export interface LlamaAdapterConfig {
@@ -90,17 +89,6 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     throw error;
   }
 
-  const grammars = new Map<string, Promise<LlamaGrammar>>();
-  const grammarFor = (choices: readonly string[]): Promise<LlamaGrammar> => {
-    const text = buildChoiceGrammar(choices);
-    let grammar = grammars.get(text);
-    if (!grammar) {
-      grammar = llama.createGrammar({ grammar: text });
-      grammars.set(text, grammar);
-    }
-    return grammar;
-  };
-
   return {
     kind: "llama.cpp",
     baseModel: {
@@ -112,12 +100,18 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
       const runtime = runtimes.get(request.adapter);
       if (!runtime) throw new UnknownAdapterError(`adapter "${request.adapter}" is not loaded on this node`);
-      const grammar = request.constraint ? await grammarFor(request.constraint.choices) : undefined;
       const queuedAt = options.now();
       const lease = await runtime.pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
       try {
-        const result = await generateOnSequence({ sequence: lease.slot, grammar, request, now: options.now });
+        const result = request.constraint
+          ? await scoreChoicesOnSequence({
+              sequence: lease.slot,
+              choices: request.constraint.choices,
+              request,
+              now: options.now,
+            })
+          : await generateOnSequence({ sequence: lease.slot, grammar: undefined, request, now: options.now });
         return { ...result, queueMs };
       } finally {
         lease.release();

@@ -1,4 +1,10 @@
-import { LlamaCompletion, type LlamaContextSequence, type LlamaGrammar, type Token } from "node-llama-cpp";
+import {
+  LlamaCompletion,
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
 import {
   CancelledError,
   ContextLengthExceededError,
@@ -15,6 +21,19 @@ export interface SequenceGeneration {
 }
 
 /**
+ * A view's tokens as the engine evaluates them; the router trainer tokenizes its corpus with this too, so it
+ * trains on exactly the tokens the node will see.
+ */
+export function tokenizeView(
+  model: LlamaModel,
+  prompt: string,
+): { promptTokens: Token[]; fullPrompt: Token[] } {
+  const promptTokens = model.tokenize(prompt, false, "trimLeadingSpace");
+  const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
+  return { promptTokens, fullPrompt: bos == null ? promptTokens : [bos, ...promptTokens] };
+}
+
+/**
  * Runs one completion on a KV slot. llama.cpp keeps the part of the sequence that matches the new prompt and
  * evaluates only the rest; the reusable prefix is read from the sequence state right before the call, under
  * the slot's lease, so it is exactly what llama.cpp skips.
@@ -25,10 +44,7 @@ export async function generateOnSequence({
   request,
   now,
 }: SequenceGeneration): Promise<Omit<EngineGenerateResult, "queueMs">> {
-  const model = sequence.model;
-  const promptTokens = model.tokenize(request.prompt, false, "trimLeadingSpace");
-  const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
-  const fullPrompt: Token[] = bos == null ? promptTokens : [bos, ...promptTokens];
+  const { promptTokens, fullPrompt } = tokenizeView(sequence.model, request.prompt);
   const room = sequence.context.contextSize - fullPrompt.length;
   if (room < 1) {
     throw new ContextLengthExceededError(
