@@ -16,6 +16,10 @@ function formatMolFacts(mol: TurnMol): string[] {
   return [
     mol.label,
     formatRouteSource(mol),
+    mol.route?.confidence === undefined ? undefined : `p ${mol.route.confidence.toFixed(2)}`,
+    mol.route?.lowConfidenceLabel === undefined
+      ? undefined
+      : `kept previous over ${mol.route.lowConfidenceLabel}`,
     mol.revision === undefined ? undefined : `rev ${mol.revision.slice(0, REVISION_CHARS)}`,
     timings.routeMs === undefined ? undefined : `route ${formatMs(timings.routeMs)}`,
     timings.answerFirstTokenMs === undefined

@@ -86,6 +86,8 @@ export interface Engine {
   readonly kind: string;
   readonly baseModel: { name: string; revision: string };
   readonly adapters: readonly EngineAdapterInfo[];
+  /** Configured adapters that failed to load: the node serves without them and says so in its heartbeat. */
+  readonly failedAdapters?: ReadonlyArray<{ id: AdapterId; reason: string }>;
   generate(request: EngineGenerateRequest): Promise<EngineGenerateResult>;
   snapshot(): EngineAdapterSlots[];
   close(): Promise<void>;

@@ -89,6 +89,12 @@ const REASONING_END = "\n";
  * guarantees reasoning + longest label fits `maxTokens`, so the label is never cut off.
  */
 export async function serveRouteHop(request: RouteRequest, ctx: HopContext): Promise<RouteResult> {
+  const failed = ctx.engine.failedAdapters?.find((a) => a.id === request.adapter);
+  if (failed) {
+    throw new UnknownAdapterError(
+      `adapter "${request.adapter}" failed to load on this node: ${failed.reason}`,
+    );
+  }
   const base = {
     adapter: request.adapter,
     conversationId: request.conversationId,

@@ -32,5 +32,7 @@ export const nodeStatusSchema = z.object({
   /** Node clock, unix ms; informative only: liveness comes from the bucket's TTL. */
   updatedAt: z.int().nonnegative(),
   heartbeatIntervalMs: z.int().positive(),
+  /** Configured adapters that failed to load (the node serves no hop for them); absent when none did. */
+  failedAdapters: z.array(z.object({ id: adapterIdSchema, reason: z.string().max(2000) })).optional(),
 });
 export type NodeStatus = z.infer<typeof nodeStatusSchema>;

@@ -62,16 +62,29 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   const model: LlamaModel = await llama.loadModel({ modelPath: options.baseModelPath });
   const baseRevision = await options.fingerprintFile(options.baseModelPath);
   const runtimes = new Map<AdapterId, AdapterRuntime>();
+  const failedAdapters: Array<{ id: AdapterId; reason: string }> = [];
   try {
     for (const adapter of options.adapters) {
-      const context = await model.createContext({
-        contextSize: options.contextSize,
-        sequences: options.slotsPerAdapter,
-        threads: { ideal: options.threads, min: 1 },
-        ...(adapter.loraPath === undefined
-          ? {}
-          : { lora: { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] } }),
-      });
+      // A LoRA that does not load (corrupt, wrong base) takes only its adapter out, not the node: l0 failing
+      // must show in the heartbeat and as typed route errors, never as routing by a base without its adapter.
+      const context = await model
+        .createContext({
+          contextSize: options.contextSize,
+          sequences: options.slotsPerAdapter,
+          threads: { ideal: options.threads, min: 1 },
+          ...(adapter.loraPath === undefined
+            ? {}
+            : { lora: { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] } }),
+        })
+        .catch((error: unknown) => {
+          if (adapter.loraPath === undefined) throw error;
+          failedAdapters.push({
+            id: adapter.id,
+            reason: `LoRA ${basename(adapter.loraPath)}: ${String(error)}`,
+          });
+          return undefined;
+        });
+      if (context === undefined) continue;
       const slots = Array.from({ length: options.slotsPerAdapter }, () => context.getSequence());
       runtimes.set(adapter.id, {
         info: {
@@ -96,6 +109,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       revision: baseRevision,
     },
     adapters: [...runtimes.values()].map((r) => r.info),
+    failedAdapters,
 
     async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
       const runtime = runtimes.get(request.adapter);

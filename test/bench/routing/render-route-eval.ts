@@ -1,0 +1,75 @@
+import type { RouteEvalReport } from "../eval-route.ts";
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+/** The route eval as Markdown: the summary table (the README's), then per-label figures and confusions. */
+export function renderRouteEvalMarkdown(report: RouteEvalReport): string {
+  const lines = [
+    "# Route eval",
+    "",
+    `Route hop over NATS on a real GPU node (llama.cpp, ${report.machine.threads} threads, ${report.machine.cpus} CPUs).`,
+    "",
+    renderRouteSummaryTable(report),
+    "",
+  ];
+  if (report.lowConfidence.length > 0) {
+    lines.push("## Low-confidence rule (keep the previous specialist), threshold chosen on dev", "");
+    lines.push(
+      "| router | threshold | dev accuracy with rule | test accuracy with rule |",
+      "| --- | --- | --- | --- |",
+    );
+    for (const l of report.lowConfidence) {
+      lines.push(
+        `| ${l.router} | ${l.threshold} | ${pct(l.devAccuracy)} | ${l.testAccuracyRuled === null ? "–" : pct(l.testAccuracyRuled)} |`,
+      );
+    }
+    lines.push("");
+  }
+  for (const { router, set, metrics } of report.results) {
+    const labels = Object.keys(metrics.perLabel);
+    lines.push(`## ${router} on ${set}`, "");
+    lines.push("| label | precision | recall | F1 | support |", "| --- | --- | --- | --- | --- |");
+    for (const [label, m] of Object.entries(metrics.perLabel)) {
+      lines.push(`| ${label} | ${pct(m.precision)} | ${pct(m.recall)} | ${m.f1.toFixed(3)} | ${m.support} |`);
+    }
+    lines.push(
+      "",
+      `| gold \\ predicted | ${labels.join(" | ")} |`,
+      `| --- |${labels.map(() => " --- |").join("")}`,
+    );
+    for (const gold of labels) {
+      lines.push(`| ${gold} | ${labels.map((p) => metrics.confusion[gold]?.[p] ?? 0).join(" | ")} |`);
+    }
+    lines.push("");
+  }
+  const misrouted = report.misrouted.filter((m) => m.router === "trained").slice(0, 20);
+  if (misrouted.length > 0) {
+    lines.push(
+      "## Misrouted test examples (trained)",
+      "",
+      "| id | gold | predicted | confidence | message |",
+    );
+    lines.push("| --- | --- | --- | --- | --- |");
+    for (const m of misrouted) {
+      lines.push(
+        `| ${m.id} | ${m.gold} | ${m.predicted} | ${m.confidence.toFixed(2)} | ${m.message.replaceAll("|", "\\|").replaceAll("\n", " ")} |`,
+      );
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+export function renderRouteSummaryTable(report: RouteEvalReport): string {
+  const rows = [
+    "| router | set | n | accuracy | macro-F1 | ECE | route hop p50 / p95 |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const { router, set, metrics: m } of report.results) {
+    const hop = m.hopMs ? `${m.hopMs.p50.toFixed(0)} / ${m.hopMs.p95.toFixed(0)} ms` : "–";
+    rows.push(
+      `| ${router} | ${set} | ${m.n} | ${pct(m.accuracy)} | ${m.macroF1.toFixed(3)} | ${m.ece.toFixed(3)} | ${hop} |`,
+    );
+  }
+  return rows.join("\n");
+}
