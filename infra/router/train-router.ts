@@ -43,10 +43,11 @@ const TRAIN_ARGS = [
   "1500",
 ];
 
-function run(command: string, args: readonly string[]): string {
+function run(command: string, args: readonly string[], env: Record<string, string> = {}): string {
   console.log(`$ ${command} ${args.join(" ")}`);
   const result = spawnSync(command, args, {
     cwd: ROOT,
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
     encoding: "utf8",
   });
@@ -90,33 +91,31 @@ if (baseSha256 !== entry.sha256)
 
 mkdirSync(WORK, { recursive: true });
 const started = Date.now();
-const python = ensureVenv();
-const prompts = join(WORK, "prompts.jsonl");
-run("npx", ["tsx", "infra/router/render-router-prompts.ts", basePath, prompts]);
-const out = join(WORK, ADAPTER_NAME);
+// `--from-log <trainer log> <adapter>`: finish a run whose trainer ran on its own (e.g. in the background).
+const fromLog = process.argv.indexOf("--from-log");
 const extra = (process.env["MOL_ROUTER_TRAIN_ARGS"] ?? "").split(" ").filter(Boolean);
-const log = run(python, [
-  "gpu-nodes/training/router/train_router.py",
-  "--prompts",
-  prompts,
-  "--base",
-  basePath,
-  "--out",
-  out,
-  "--threads",
-  "2",
-  ...TRAIN_ARGS,
-  ...extra,
-]);
+const out = fromLog > 0 ? (process.argv[fromLog + 2] ?? "") : join(WORK, ADAPTER_NAME);
+const log = fromLog > 0 ? readFileSync(process.argv[fromLog + 1] ?? "", "utf8") : train();
+
+function train(): string {
+  const python = ensureVenv();
+  const prompts = join(WORK, "prompts.jsonl");
+  run("npx", ["tsx", "infra/router/render-router-prompts.ts", basePath, prompts]);
+  const trainer = "gpu-nodes/training/router/train_router.py";
+  const io = ["--prompts", prompts, "--base", basePath, "--out", out, "--threads", "2"];
+  return run(python, [trainer, ...io, ...TRAIN_ARGS, ...extra]);
+}
 const summaryLine = log.split("\n").find((l) => l.startsWith("SUMMARY "));
 if (!summaryLine) throw new Error("the trainer printed no SUMMARY line");
 const summary = JSON.parse(summaryLine.slice("SUMMARY ".length)) as Record<string, unknown>;
-const trainingSeconds = (Date.now() - started) / 1000;
+const trainingSeconds = fromLog > 0 ? Number(summary["totalSeconds"]) : (Date.now() - started) / 1000;
 
 mkdirSync(TRAINED_ROUTER_DIR, { recursive: true });
 copyFileSync(out, join(TRAINED_ROUTER_DIR, ADAPTER_NAME));
 const devOut = join(WORK, "dev-eval");
-run("npx", ["tsx", "test/bench/eval-route.ts", "--sets", "dev", "--routers", "trained", "--out", devOut]);
+run("npx", ["tsx", "test/bench/eval-route.ts", "--sets", "dev", "--routers", "trained", "--out", devOut], {
+  MOL_ROUTER_BASE: basePath,
+});
 const dev = JSON.parse(readFileSync(`${devOut}.json`, "utf8")) as {
   results: Array<{ metrics: { accuracy: number } }>;
   lowConfidence: Array<{ threshold: number }>;

@@ -31,11 +31,11 @@ import {
   type RouteMetrics,
   type RoutePrediction,
 } from "./routing/route-metrics.ts";
-import { renderRouteEvalMarkdown } from "./routing/render-route-eval.ts";
+import { renderRouteEvalMarkdown, type RouteEvalReport } from "./routing/render-route-eval.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const ROUTERS = ["keyword", "zero-shot", "few-shot", "trained"] as const;
-type RouterName = (typeof ROUTERS)[number];
+type RouterName = RouteEvalReport["results"][number]["router"];
 const LABELS = DEFAULT_HARNESS.router.labels;
 
 const { values } = parseArgs({
@@ -131,25 +131,6 @@ async function route(router: RouterName, example: CorpusRecord, i: number): Prom
     hopMs: performance.now() - started,
     previous,
   };
-}
-
-export interface RouteEvalReport {
-  machine: { cpus: number; threads: number; base: string; adapter: string | null };
-  results: Array<{ router: RouterName; set: string; metrics: RouteMetrics }>;
-  lowConfidence: Array<{
-    router: RouterName;
-    threshold: number;
-    devAccuracy: number;
-    testAccuracyRuled: number | null;
-  }>;
-  misrouted: Array<{
-    router: RouterName;
-    id: string;
-    gold: string;
-    predicted: string;
-    confidence: number;
-    message: string;
-  }>;
 }
 
 const report: RouteEvalReport = {

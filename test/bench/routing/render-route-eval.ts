@@ -1,4 +1,25 @@
-import type { RouteEvalReport } from "../eval-route.ts";
+import type { RouteMetrics } from "./route-metrics.ts";
+
+export type RouterName = "keyword" | "zero-shot" | "few-shot" | "trained";
+
+export interface RouteEvalReport {
+  machine: { cpus: number; threads: number; base: string; adapter: string | null };
+  results: Array<{ router: RouterName; set: string; metrics: RouteMetrics }>;
+  lowConfidence: Array<{
+    router: RouterName;
+    threshold: number;
+    devAccuracy: number;
+    testAccuracyRuled: number | null;
+  }>;
+  misrouted: Array<{
+    router: RouterName;
+    id: string;
+    gold: string;
+    predicted: string;
+    confidence: number;
+    message: string;
+  }>;
+}
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
