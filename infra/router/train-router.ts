@@ -91,7 +91,7 @@ if (baseSha256 !== entry.sha256)
 
 mkdirSync(WORK, { recursive: true });
 const started = Date.now();
-// `--from-log <trainer log> <adapter>`: finish a run whose trainer ran on its own (e.g. in the background).
+// `--from-log <trainer log> <adapter> [eval report]`: finish a run whose trainer ran on its own (e.g. in the background).
 const fromLog = process.argv.indexOf("--from-log");
 const extra = (process.env["MOL_ROUTER_TRAIN_ARGS"] ?? "").split(" ").filter(Boolean);
 const out = fromLog > 0 ? (process.argv[fromLog + 2] ?? "") : join(WORK, ADAPTER_NAME);
@@ -112,14 +112,27 @@ const trainingSeconds = fromLog > 0 ? Number(summary["totalSeconds"]) : (Date.no
 
 mkdirSync(TRAINED_ROUTER_DIR, { recursive: true });
 copyFileSync(out, join(TRAINED_ROUTER_DIR, ADAPTER_NAME));
-const devOut = join(WORK, "dev-eval");
-run("npx", ["tsx", "test/bench/eval-route.ts", "--sets", "dev", "--routers", "trained", "--out", devOut], {
-  MOL_ROUTER_BASE: basePath,
-});
+// A finished run may bring the eval report that already has the trained router's dev split in it.
+const devReport = fromLog > 0 ? process.argv[fromLog + 3] : undefined;
+const devOut = devReport?.replace(/\.json$/, "") ?? join(WORK, "dev-eval");
+if (devReport === undefined) {
+  const evalArgs = [
+    "tsx",
+    "test/bench/eval-route.ts",
+    "--sets",
+    "dev",
+    "--routers",
+    "trained",
+    "--out",
+    devOut,
+  ];
+  run("npx", evalArgs, { MOL_ROUTER_BASE: basePath });
+}
 const dev = JSON.parse(readFileSync(`${devOut}.json`, "utf8")) as {
-  results: Array<{ metrics: { accuracy: number } }>;
-  lowConfidence: Array<{ threshold: number }>;
+  results: Array<{ router: string; set: string; metrics: { accuracy: number } }>;
+  lowConfidence: Array<{ router: string; threshold: number }>;
 };
+const trainedDev = dev.results.find((r) => r.router === "trained" && r.set === "dev");
 const manifest: TrainedRouterManifest = {
   adapter: ADAPTER_NAME,
   baseModel: entry.name,
@@ -131,8 +144,8 @@ const manifest: TrainedRouterManifest = {
     trainer: summary,
     args: [...TRAIN_ARGS, ...extra],
   },
-  devAccuracy: dev.results[0]?.metrics.accuracy ?? null,
-  minConfidence: dev.lowConfidence[0]?.threshold ?? null,
+  devAccuracy: trainedDev?.metrics.accuracy ?? null,
+  minConfidence: dev.lowConfidence.find((l) => l.router === "trained")?.threshold ?? null,
   trainingSeconds,
   trainedAt: new Date().toISOString(),
 };

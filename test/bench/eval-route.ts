@@ -6,7 +6,7 @@
  * Options: --sets dev,test,ood  --routers keyword,zero-shot,few-shot,trained  --limit N  --threads N
  * Env: MOL_ROUTER_BASE (base GGUF; default the models cache's SmolLM2), MOL_ROUTER_ADAPTER (default the committed one).
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
@@ -45,6 +45,8 @@ const { values } = parseArgs({
     limit: { type: "string", default: "0" },
     threads: { type: "string", default: "2" },
     out: { type: "string", default: join(ROOT, "test/bench/results/route-eval") },
+    /** A previous report whose routers this run did not measure are kept (a long baseline run, reused). */
+    merge: { type: "string" },
   },
 });
 const sets = values.sets.split(",").filter(Boolean);
@@ -183,6 +185,16 @@ try {
   await nats.dispose();
 }
 
+if (values.merge) {
+  const earlier = JSON.parse(readFileSync(values.merge, "utf8")) as RouteEvalReport;
+  const fresh = (r: { router: RouterName }) => !routers.includes(r.router);
+  report.results = [...earlier.results.filter(fresh), ...report.results];
+  report.lowConfidence = [...earlier.lowConfidence.filter(fresh), ...report.lowConfidence];
+  report.misrouted = [...earlier.misrouted.filter(fresh), ...report.misrouted];
+}
+const order = (r: { router: RouterName }) => ROUTERS.indexOf(r.router);
+report.results.sort((a, b) => order(a) - order(b));
+const plotted = ROUTERS.filter((r) => report.results.some((x) => x.router === r));
 mkdirSync(join(ROOT, "test/bench/results"), { recursive: true });
 writeFileSync(`${values.out}.json`, JSON.stringify(report, null, 2) + "\n");
 writeFileSync(`${values.out}.md`, renderRouteEvalMarkdown(report));
@@ -192,7 +204,7 @@ writeFileSync(
     title: "Route accuracy by router (route hop over NATS, SmolLM2-135M Q4_1)",
     yLabel: "accuracy %",
     categories: sets,
-    series: routers.map((router) => ({
+    series: plotted.map((router) => ({
       name: router,
       values: sets.map((set) => {
         const r = report.results.find((x) => x.router === router && x.set === set);
