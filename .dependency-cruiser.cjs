@@ -1,7 +1,16 @@
-/** Architecture rules: workers -> schema <- gpu-nodes, never sideways, no cycles. */
+/** Architecture rules: workers -> schema <- gpu-nodes, never sideways, no cycles between modules or folders. */
 module.exports = {
   forbidden: [
     { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
+    {
+      name: "no-folder-cycles",
+      comment:
+        "Folders form layers too: when folder A imports from folder B, nothing in B may reach back into A.",
+      severity: "error",
+      scope: "folder",
+      from: {},
+      to: { circular: true },
+    },
     {
       name: "schema-is-a-leaf",
       comment: "schema/ is the shared contract; it depends on no side.",
@@ -28,6 +37,14 @@ module.exports = {
       severity: "error",
       from: { path: "^gpu-nodes/src/" },
       to: { path: "^gpu-nodes/(tools|scripts)/" },
+    },
+    {
+      name: "infra-reaches-the-edge-over-http",
+      comment:
+        "infra/ (CLI, local launcher, NATS checks) talks to the edge through its public HTTP API and to the nodes through schema/wire; it imports nothing from workers/.",
+      severity: "error",
+      from: { path: "^infra/" },
+      to: { path: "^workers/" },
     },
     {
       name: "schema-is-runtime-agnostic",

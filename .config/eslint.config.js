@@ -28,6 +28,9 @@ export default tseslint.config(
         "error",
         { allowNumber: true, allowBoolean: true },
       ],
+      // Arrow shorthand callbacks that return a void call (`() => void x()`, `(x) => set.add(x)`) are idiomatic;
+      // void expressions in every other position are still reported.
+      "@typescript-eslint/no-confusing-void-expression": ["error", { ignoreArrowShorthand: true }],
       "no-restricted-imports": [
         "error",
         {

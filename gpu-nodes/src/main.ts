@@ -5,6 +5,7 @@ import { pino } from "pino";
 import { ConfigError, defaultThreadCount, parseNodeConfig } from "./config/node-config.ts";
 import { createEngineFromConfig } from "./runtime/create-engine-from-config.ts";
 import { startGpuNode } from "./service/start-gpu-node.ts";
+import { startNodeTracing } from "./runtime/start-node-tracing.ts";
 
 /** Composition root of a GPU node: configuration → engine → NATS → node service. */
 async function main(): Promise<void> {
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
       .replace(/[^A-Za-z0-9_-]/g, "-")
       .slice(0, 40)}-${process.pid}`;
   const logger = pino({ level: env.MOL_LOG_LEVEL, base: { nodeId } });
+  const tracing = startNodeTracing(process.env, nodeId);
+  if (tracing) logger.info({ endpoint: tracing.endpoint }, "exporting traces over OTLP/HTTP");
   // llama.cpp's own default thread count is far slower on small machines; never leave it implicit.
   const threads = env.MOL_THREADS ?? defaultThreadCount(availableParallelism());
 
@@ -50,10 +53,13 @@ async function main(): Promise<void> {
     logger,
     now: () => performance.now(),
     clock: () => Date.now(),
+    metricsPort: env.MOL_METRICS_PORT,
+    metricsHost: env.MOL_METRICS_HOST,
   });
   process.stdout.write(
     `molmesh gpu node ${nodeId} ready (${engine.kind}, ${engine.adapters.length} adapters)\n`,
   );
+  if (node.metricsUrl) process.stdout.write(`molmesh gpu node ${nodeId} metrics ${node.metricsUrl}\n`);
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
@@ -61,6 +67,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, "shutting down");
     await node.stop();
+    await tracing?.shutdown().catch(() => undefined);
     await nc.drain().catch(() => undefined);
     process.exit(0);
   };

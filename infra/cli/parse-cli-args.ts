@@ -1,7 +1,16 @@
 import { parseArgs } from "node:util";
-import { readPlanCommand, type PlanCommand } from "./read-plan-command.ts";
-import type { ModelsCommand } from "./run-models-command.ts";
-import { UsageError } from "./usage-error.ts";
+
+/** A mistake in how the command was called: exit code 2, with the help that shows the right way. */
+export class UsageError extends Error {
+  override name = "UsageError";
+  /** The command whose help to point at; undefined points at the general help. */
+  readonly command: string | undefined;
+
+  constructor(message: string, command?: string) {
+    super(message);
+    this.command = command;
+  }
+}
 
 export const COMMAND_NAMES = ["chat", "conversations", "items", "plan", "models"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
@@ -167,6 +176,66 @@ function readListQuery(
   if (order !== undefined) query.order = order;
   return query;
 }
+
+export interface PlanCommand {
+  name: "plan";
+  spec?: string;
+  base?: string;
+  adapters: string[];
+  specialists?: number;
+  slots?: number;
+  context?: number;
+  json: boolean;
+}
+
+export interface PlanOptionValues {
+  spec?: string;
+  base?: string;
+  adapter?: string[];
+  specialists?: string;
+  slots?: string;
+  context?: string;
+  json?: boolean;
+}
+
+function readWholeNumber(raw: string | undefined, flag: string, min: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(Number.isSafeInteger(value) && value >= min)) {
+    throw new UsageError(`--${flag} must be a whole number ≥ ${min}, got '${raw}'`, "plan");
+  }
+  return value;
+}
+
+/** `plan` reads a spec, or a base and its adapters, or (neither given) the tiny generated model. */
+export function readPlanCommand(values: PlanOptionValues, rest: readonly string[]): PlanCommand {
+  if (rest.length > 0) {
+    throw new UsageError(`plan takes no arguments, got '${rest.join(" ")}' (use --base/--adapter)`, "plan");
+  }
+  const adapters = values.adapter ?? [];
+  if (values.spec !== undefined && (values.base !== undefined || adapters.length > 0)) {
+    throw new UsageError("--spec describes the whole model: give it without --base or --adapter", "plan");
+  }
+  if (values.base === undefined && adapters.length > 0) {
+    throw new UsageError("--adapter needs the --base model it applies to", "plan");
+  }
+  if (values.base !== undefined && adapters.length === 0) {
+    throw new UsageError("--base needs at least one --adapter", "plan");
+  }
+  const command: PlanCommand = { name: "plan", adapters, json: values.json === true };
+  if (values.spec !== undefined) command.spec = values.spec;
+  if (values.base !== undefined) command.base = values.base;
+  const specialists = readWholeNumber(values.specialists, "specialists", 1);
+  const slots = readWholeNumber(values.slots, "slots", 0);
+  const context = readWholeNumber(values.context, "context", 1);
+  if (specialists !== undefined) command.specialists = specialists;
+  if (slots !== undefined) command.slots = slots;
+  if (context !== undefined) command.context = context;
+  return command;
+}
+
+export type ModelsCommand =
+  { name: "models"; action: "list" } | { name: "models"; action: "pull"; model: string };
 
 function readModelsCommand(rest: readonly string[]): ModelsCommand {
   const [action, ...names] = rest;

@@ -10,10 +10,8 @@ import {
 import { pullModel, runPip, type PipRunner } from "../../gpu-nodes/tools/models/pull-model.ts";
 import type { CliDeps } from "./cli-io.ts";
 import { createPullProgress } from "./create-pull-progress.ts";
-import { EXIT_FAILURE, EXIT_USAGE } from "./describe-cli-error.ts";
-
-export type ModelsCommand =
-  { name: "models"; action: "list" } | { name: "models"; action: "pull"; model: string };
+import { EXIT_FAILURE, EXIT_USAGE } from "./mesh-client.ts";
+import type { ModelsCommand } from "./parse-cli-args.ts";
 
 export interface ModelsDeps extends Pick<CliDeps, "fetch" | "env" | "stdout" | "stderr"> {
   runPip?: PipRunner;

@@ -1,17 +1,18 @@
-import type { CliDeps } from "./cli-io.ts";
+import { type CliDeps, createTextStyle } from "./cli-io.ts";
 import { formatHelp } from "./cli-help.ts";
-import { createMeshClient } from "./create-mesh-client.ts";
-import { EXIT_FAILURE, EXIT_USAGE, describeCliError } from "./describe-cli-error.ts";
-import { parseCliArgs, type CliArgs } from "./parse-cli-args.ts";
-import type { PlanCommand } from "./read-plan-command.ts";
-import { resolveConnection, type Connection } from "./resolve-connection.ts";
+import {
+  createMeshClient,
+  EXIT_FAILURE,
+  EXIT_USAGE,
+  describeCliError,
+  resolveConnection,
+  type Connection,
+} from "./mesh-client.ts";
+import { parseCliArgs, type CliArgs, type PlanCommand, UsageError } from "./parse-cli-args.ts";
 import { runChat } from "./run-chat.ts";
-import { runConversationsCommand } from "./run-conversations-command.ts";
-import { runItemsCommand } from "./run-items-command.ts";
+import { runConversationsCommand, runItemsCommand } from "./run-list-commands.ts";
 import { runModelsCommand } from "./run-models-command.ts";
 import { runPlanCommand } from "./run-plan-command.ts";
-import { createTextStyle } from "./text-style.ts";
-import { UsageError } from "./usage-error.ts";
 
 function reportUsageError(error: UsageError, deps: CliDeps): number {
   const helpCommand = error.command === undefined ? "molmesh --help" : `molmesh ${error.command} --help`;

@@ -1,22 +1,169 @@
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { basename, extname, relative } from "node:path";
+import { measureModelFile } from "../../gpu-nodes/tools/planner/measure-model-file.ts";
+import {
+  describeSpecIssues,
+  planSpecSchema,
+  type PlanSpec,
+  planFromSpec,
+} from "../../gpu-nodes/tools/planner/plan-spec.ts";
+import {
+  type StoragePlan,
+  estimateKvCacheBytes,
+  planStorage,
+  type StoragePlanInput,
+} from "../../gpu-nodes/tools/planner/plan-storage.ts";
 import {
   planTestModelPaths,
   resolveTestModelDefaults,
   TINY_BASE_FILE_NAME,
 } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
-import {
-  estimateKvCacheBytes,
-  planStorage,
-  type StoragePlanInput,
-} from "../../gpu-nodes/tools/planner/plan-storage.ts";
-import { measureModelFile } from "../../gpu-nodes/tools/planner/measure-model-file.ts";
-import { planFromSpec } from "../../gpu-nodes/tools/planner/plan-spec.ts";
 import type { TextSink } from "./cli-io.ts";
-import { formatStoragePlan, type PlanReport } from "./format-storage-plan.ts";
-import type { PlanCommand } from "./read-plan-command.ts";
-import { readPlanSpec } from "./read-plan-spec.ts";
-import { UsageError } from "./usage-error.ts";
+import { UsageError, type PlanCommand } from "./parse-cli-args.ts";
+
+/** A spec file that is missing, not JSON or not a spec is the caller's mistake: a UsageError (exit 2). */
+export async function readPlanSpec(path: string): Promise<PlanSpec> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error: unknown) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(
+      `cannot read spec ${path}${code === "ENOENT" ? ": no such file" : `: ${code}`}`,
+      "plan",
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error: unknown) {
+    throw new UsageError(`spec ${path} is not JSON: ${(error as Error).message}`, "plan");
+  }
+  const parsed = planSpecSchema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(`bad spec ${path}: ${describeSpecIssues(parsed.error)}`, "plan");
+  return parsed.data;
+}
+
+const COUNT_UNITS: readonly [number, string][] = [
+  [1e12, "T"],
+  [1e9, "B"],
+  [1e6, "M"],
+  [1e3, "K"],
+];
+const BYTE_UNITS: readonly [number, string][] = [
+  [2 ** 40, " TiB"],
+  [2 ** 30, " GiB"],
+  [2 ** 20, " MiB"],
+  [2 ** 10, " KiB"],
+];
+
+/**
+ * Four significant digits with trailing zeros dropped (774.8B, 2.976T, 744B): enough to tell layouts
+ * apart, short enough to read. The unit is chosen after rounding, so 999.96B prints as 1T.
+ */
+function formatScaled(value: number, units: readonly [number, string][], bare: string): string {
+  const magnitude = Math.abs(value);
+  for (const [scale, unit] of units) {
+    const rounded = Number((magnitude / scale).toPrecision(4));
+    if (rounded >= 1) return `${value < 0 ? "-" : ""}${rounded}${unit}`;
+  }
+  return `${Number(value.toPrecision(4))}${bare}`;
+}
+
+/** Parameters in decimal units: K, M, B (1e9), T (1e12). */
+export function formatParameterCount(parameters: number): string {
+  return formatScaled(parameters, COUNT_UNITS, "");
+}
+
+/** Bytes in binary units, as GPU memory is sized. */
+export function formatByteSize(bytes: number): string {
+  return formatScaled(bytes, BYTE_UNITS, " B");
+}
+
+/** A fraction as a percentage with one decimal: 0.73965 → "74.0 %". */
+export function formatPercent(fraction: number): string {
+  return `${(fraction * 100).toFixed(1)} %`;
+}
+
+export interface PlanReport {
+  /** Where the figures came from, for the first line: a spec path or the files read. */
+  source: string;
+  plan: StoragePlan;
+  /** Set for specs: bytes were derived from parameters, so say at what width. */
+  dtype?: { name: string; bytesPerParameter: number };
+  kvCache?: { slots: number; context: number; bytesPerSlot: number };
+}
+
+const LABEL_WIDTH = 19;
+
+function row(label: string, value: string, note: string, valueWidth: number): string {
+  return `  ${label.padEnd(LABEL_WIDTH)}${value.padEnd(valueWidth)}  ${note}`;
+}
+
+function describeDtype(dtype: PlanReport["dtype"]): string {
+  if (dtype === undefined) return "header tensor sizes as stored";
+  const width = `${dtype.bytesPerParameter} byte${dtype.bytesPerParameter === 1 ? "" : "s"} per parameter`;
+  return `spec; ${dtype.name === "custom" ? width : `${dtype.name}, ${width}`}`;
+}
+
+/** The plan for a person: stored parameters of both layouts, the reduction, then memory per node. */
+export function formatStoragePlan(report: PlanReport): string {
+  const { plan } = report;
+  const count = formatParameterCount;
+  const lines = [`molmesh plan: ${report.source} (${describeDtype(report.dtype)})`, ""];
+  if (plan.adapters.length > 1) {
+    lines.push("Adapters");
+    for (const adapter of plan.adapters) {
+      lines.push(row(adapter.name, count(adapter.parameters), formatByteSize(adapter.bytes), 8));
+    }
+    lines.push("");
+  }
+  const specialists = `${plan.specialists} specialist${plan.specialists === 1 ? "" : "s"}`;
+  lines.push(
+    "Stored parameters",
+    row(
+      "MoL layout",
+      count(plan.mol.parameters),
+      `one base ${count(plan.base.parameters)} + adapters ${count(plan.adapterTotal.parameters)}`,
+      8,
+    ),
+    row(
+      "Replicated layout",
+      count(plan.replicated.parameters),
+      `one base per specialist: ${plan.specialists} × ${count(plan.base.parameters)}, adapters merged`,
+      8,
+    ),
+    row(
+      "Reduction",
+      formatPercent(plan.reduction),
+      "of the replicated layout's parameters not stored by MoL",
+      8,
+    ),
+    "",
+  );
+  const kv = report.kvCache;
+  const kvNote =
+    kv === undefined || kv.slots === 0
+      ? ", no KV cache"
+      : `, KV cache ${kv.slots} slot${kv.slots === 1 ? "" : "s"} × ${kv.context} tokens = ${formatByteSize(plan.node.kvCacheBytes)}`;
+  lines.push(
+    `Memory per GPU node (weights${kvNote})`,
+    row(
+      "MoL node",
+      formatByteSize(plan.node.mol),
+      `base once + every adapter; serves all ${specialists}`,
+      10,
+    ),
+    row(
+      "Replicated node",
+      formatByteSize(plan.node.replicatedPerNode),
+      `one merged copy; serves 1 specialist (${plan.specialists} nodes: ${formatByteSize(plan.node.replicatedAllNodes)})`,
+      10,
+    ),
+  );
+  return `${lines.join("\n")}\n`;
+}
 
 /** The tiny model's entry router; every other generated adapter is a specialist. */
 const ROUTER_LABEL = "l0";

@@ -1,4 +1,5 @@
-import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
 import { ensureBaseAdapters } from "../../gpu-nodes/tools/models/ensure-base-adapters.ts";
 import { findTrainedRouter } from "../../gpu-nodes/tools/models/find-trained-router.ts";
@@ -16,6 +17,11 @@ import {
   type PullModelDeps,
 } from "../../gpu-nodes/tools/models/pull-model.ts";
 import { DEFAULT_ADAPTER_IDS, ROUTER_ADAPTER } from "../../schema/wire/v1/index.ts";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** Made by llama.cpp's own converter; lives beside the checkout and is never copied into it. */
+export const FIXTURE_MODEL_PATH = resolve(REPO_ROOT, "..", "shared", "fixtures", "llama-2-tiny-random.gguf");
+export const LOCAL_MODELS_DIR = join(REPO_ROOT, ".cache", "models");
 
 export interface LocalModels {
   /** Environment for the GPU node processes (MOL_BASE_MODEL, MOL_ADAPTER_*). */

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { REPO_ROOT } from "./repo-paths.ts";
+import { REPO_ROOT } from "./resolve-local-models.ts";
 
 export interface EdgeSettings {
   port: number;
@@ -37,8 +37,8 @@ export async function applyLocalD1Migrations(persistDir: string): Promise<void> 
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
   if (code !== 0) throw new Error(`wrangler d1 migrations apply failed (${code}):\n${output}`);
 }

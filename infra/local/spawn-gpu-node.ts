@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { join } from "node:path";
-import { REPO_ROOT } from "./repo-paths.ts";
+import { REPO_ROOT } from "./resolve-local-models.ts";
 
 /** A GPU node loads its model in seconds; a large real model over a slow disk may need this long. */
 export const DEFAULT_GPU_NODE_READY_TIMEOUT_MS = 120_000;

@@ -41,7 +41,7 @@ export async function spawnNatsServer(settings: NatsServerSettings): Promise<Nat
       },
     });
     child = proc;
-    proc.stderr?.on("data", (chunk: Buffer) => {
+    proc.stderr.on("data", (chunk: Buffer) => {
       const text = chunk.toString();
       recent = (recent + text).slice(-4000);
       if (settings.onLog) for (const line of text.split("\n")) if (line) settings.onLog(line);

@@ -5,10 +5,15 @@
 import type { ChildProcess } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { FIXTURE_MODEL_PATH, LOCAL_MODELS_DIR, REPO_ROOT } from "./repo-paths.ts";
+import {
+  FIXTURE_MODEL_PATH,
+  LOCAL_MODELS_DIR,
+  REPO_ROOT,
+  resolveLocalModels,
+} from "./resolve-local-models.ts";
 import { LOCAL_NATS_CONFIG, spawnNatsServer } from "./spawn-nats-server.ts";
 import { createPullProgress } from "../cli/create-pull-progress.ts";
-import { resolveLocalModels } from "./resolve-local-models.ts";
+import { readLocalHarness } from "./read-local-harness.ts";
 import { spawnEdge, type EdgeProcess } from "./spawn-edge.ts";
 import { spawnGpuNode } from "./spawn-gpu-node.ts";
 import { DEFAULT_BASE_MODEL } from "../../gpu-nodes/tools/models/model-catalog.ts";
@@ -19,6 +24,8 @@ const natsWsPort = Number(env.MOL_NATS_WS_PORT ?? 8089);
 const nodeCount = Number(env.MOL_GPU_NODES ?? 1);
 const edgePort = Number(env.MOL_EDGE_PORT ?? 8787);
 const edgeInspectorPort = Number(env.MOL_EDGE_INSPECTOR_PORT ?? 9230);
+/** local-1 serves Prometheus text on this port, local-2 on the next… (each prints its URL); 0 serves none. */
+const metricsPort = Number(env.MOL_METRICS_PORT ?? 9464);
 const devApiKey = env.MOL_DEV_API_KEY ?? "sk-molmesh-dev-local";
 const adminToken = env.MOL_ADMIN_TOKEN ?? "mol-admin-dev-local";
 /** NATS JetStream store and the edge's local Durable Object / D1 state. */
@@ -71,7 +78,7 @@ const startNode = (index: number): Promise<void> => {
   const node = spawnGpuNode({
     nodeId: `local-${index}`,
     natsUrl,
-    env: { ...env, ...models.env },
+    env: { ...env, ...models.env, MOL_METRICS_PORT: String(metricsPort > 0 ? metricsPort + index - 1 : 0) },
     onOutput: (text) => process.stdout.write(text.replace(/^(?=.)/gm, `[local-${index}] `)),
   });
   children.push(node.child);
@@ -89,7 +96,10 @@ const shutdown = async (code: number): Promise<never> => {
     children.map(
       (child) =>
         new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          if (child.exitCode !== null || child.signalCode !== null) {
+            resolve();
+            return;
+          }
           child.once("exit", () => resolve());
           child.kill("SIGTERM");
           setTimeout(() => child.kill("SIGKILL"), 15_000).unref();
@@ -119,7 +129,7 @@ try {
     adminToken,
     persistDir: join(stateDir, "edge"),
     // The local mesh is a developer's machine: webhook endpoints may point at a receiver on 127.0.0.1.
-    vars: { MOL_WEBHOOK_ALLOW_LOOPBACK: "true" },
+    vars: { MOL_WEBHOOK_ALLOW_LOOPBACK: "true", ...(await readLocalHarness(env)) },
   });
   await waitForHealthy(`${edge.url}/healthz`);
 } catch (error) {

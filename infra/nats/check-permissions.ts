@@ -23,10 +23,14 @@ import {
   buildHopSubject,
   buildNodeHopSubject,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute, requestSummary } from "../../workers/src/gpu/hop-client.ts";
-import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
-import { FIXTURE_MODEL_PATH, LOCAL_MODELS_DIR, REPO_ROOT } from "../local/repo-paths.ts";
-import { resolveLocalModels } from "../local/resolve-local-models.ts";
+import { requestRoute, requestSummary } from "../../schema/wire/client/hop-client.ts";
+import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import {
+  FIXTURE_MODEL_PATH,
+  LOCAL_MODELS_DIR,
+  REPO_ROOT,
+  resolveLocalModels,
+} from "../local/resolve-local-models.ts";
 
 const mode = process.argv[2];
 const env = (name: string): string => {

@@ -100,7 +100,7 @@ const log = fromLog > 0 ? readFileSync(process.argv[fromLog + 1] ?? "", "utf8") 
 function train(): string {
   const python = ensureVenv();
   const prompts = join(WORK, "prompts.jsonl");
-  run("npx", ["tsx", "infra/router/render-router-prompts.ts", basePath, prompts]);
+  run("npx", ["tsx", "test/bench/routing/render-router-prompts.ts", basePath, prompts]);
   const trainer = "gpu-nodes/training/router/train_router.py";
   const io = ["--prompts", prompts, "--base", basePath, "--out", out, "--threads", "2"];
   return run(python, [trainer, ...io, ...TRAIN_ARGS, ...extra]);

@@ -32,6 +32,17 @@ export const molTimingsSchema = z.object({
 const perHop = <T extends z.ZodType>(fact: T) =>
   z.object({ route: fact.optional(), answer: fact.optional(), summary: fact.optional() });
 
+/** The edge validator's verdict on a genui answer; `renderUrl` opens a valid one (a capability, 1 h). */
+export const molGenuiSchema = z.object({
+  status: z.enum(["valid", "rejected"]),
+  findings: z.int().nonnegative(),
+  summary: z.string(),
+  componentId: z.string().optional(),
+  renderUrl: z.string().optional(),
+  renderUrlExpiresAt: z.int().optional(),
+});
+export type MolGenui = z.infer<typeof molGenuiSchema>;
+
 export const molSchema = z.object({
   turnId: z.string(),
   harnessHash: z.string(),
@@ -54,5 +65,7 @@ export const molSchema = z.object({
   /** Per hop, as the GPU node measured it. */
   usage: perHop(usageSchema),
   summary: z.object({ status: z.enum(["pending", "ready", "failed", "none"]), text: z.string().optional() }),
+  /** Genui answers only. */
+  genui: molGenuiSchema.optional(),
 });
 export type TurnMol = z.infer<typeof molSchema>;

@@ -3,8 +3,11 @@ import { timingsSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/inde
 
 /**
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
- * `user_message` and its events arrive in this order: route_decision, then answer | turn_failed |
- * turn_cancelled, then (after an answer) summary | summary_failed. Nothing is updated in place.
+ * `user_message` (preceded by its `instructions` and `context_messages`, if any) and its events arrive in this
+ * order: route_decision, then answer | turn_failed | turn_cancelled, then (after a genui answer)
+ * genui_validation, then (after an answer) summary | summary_failed. Tombstones (`response_deleted`,
+ * `item_deleted`) name an earlier turn and may come at any time.
+ * Nothing is updated in place.
  */
 const base = { turnId: z.string().min(1).max(64) };
 
@@ -34,6 +37,26 @@ const hopFactsSchema = z.object({
 });
 export type HopFacts = z.infer<typeof hopFactsSchema>;
 
+/**
+ * What a `POST /v1/responses` asked for, kept so `GET /v1/responses/{id}` echoes it as the POST did. Informative
+ * only: views never read it. `tools`/`tool_choice` are kept as sent (JSON) for when function calling lands.
+ */
+export const responseEchoSchema = z.object({
+  model: z.string().optional(),
+  metadata: z.record(z.string(), z.string()).optional(),
+  temperature: z.number().optional(),
+  topP: z.number().optional(),
+  maxOutputTokens: z.number().optional(),
+  tools: z.array(z.unknown()).optional(),
+  toolChoice: z.unknown().optional(),
+  instructions: z.string().optional(),
+  background: z.boolean().optional(),
+  previousResponseId: z.string().optional(),
+  /** False when the response was made without `conversation` (an implicit one: `conversation` is null). */
+  inConversation: z.boolean().optional(),
+});
+export type ResponseEcho = z.infer<typeof responseEchoSchema>;
+
 export const userMessageEventSchema = z.object({
   ...base,
   type: z.literal("user_message"),
@@ -42,6 +65,41 @@ export const userMessageEventSchema = z.object({
   harnessHash: z.string(),
   /** Forced specialist (chat completions `model: "mol:<label>"`); skips the route hop. */
   forcedLabel: z.string().optional(),
+  response: responseEchoSchema.optional(),
+});
+
+/**
+ * The system instructions from this turn on (`instructions`, or system/developer items). Appended before the
+ * turn's user message only when they differ from the last ones: views get a system line at the end, so the
+ * prefix (and the KV cache) stays.
+ */
+export const instructionsEventSchema = z.object({
+  ...base,
+  type: z.literal("instructions"),
+  text: z.string(),
+});
+
+/** Earlier messages a client sent in an item array (user and assistant), placed before the turn's user line. */
+export const contextMessagesEventSchema = z.object({
+  ...base,
+  type: z.literal("context_messages"),
+  messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string() })),
+});
+
+/**
+ * Tombstones. Nothing is removed from the timeline and views only grow at their end, so a deleted item or
+ * response stays in the model's views (and the node's KV) until compaction moves past it; the API stops
+ * showing it, and a deleted response can no longer be retrieved or chained from.
+ */
+export const responseDeletedEventSchema = z.object({
+  ...base,
+  type: z.literal("response_deleted"),
+});
+
+export const itemDeletedEventSchema = z.object({
+  ...base,
+  type: z.literal("item_deleted"),
+  itemId: z.string(),
 });
 
 export const routeDecisionEventSchema = z.object({
@@ -109,6 +167,41 @@ export const summaryFailedEventSchema = z.object({
   message: z.string(),
 });
 
+/**
+ * The edge validator's verdict on a genui answer (the component module in it). Views ignore it; the API shows it
+ * as `mol.genui`, and a harness search can score a variant by it. A valid component is stored for the tenant;
+ * `renderUrl` is its capability link (token in the URL, only its hash stored with the component).
+ */
+export const genuiValidationEventSchema = z.object({
+  ...base,
+  type: z.literal("genui_validation"),
+  status: z.enum(["valid", "rejected"]),
+  findings: z.int().nonnegative(),
+  /** The first findings as `rule line:column message` lines, clipped; empty when valid. */
+  summary: z.string().max(2048),
+  componentId: z.string().max(64).optional(),
+  renderUrl: z.string().max(2048).optional(),
+  /** Unix seconds. */
+  renderUrlExpiresAt: z.int().nonnegative().optional(),
+});
+
+/**
+ * The function tools of the turn differ from the ones the views last showed (or appear for the first time).
+ * Comes right after the turn's user_message; every specialist view appends the tools block (see
+ * schema/harness/tools-block.ts), so a change of tools only ever adds to the end of a view.
+ */
+export const toolsChangedEventSchema = z.object({
+  ...base,
+  type: z.literal("tools_changed"),
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string().optional(),
+      parameters: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+
 export const timelineEventSchema = z.discriminatedUnion("type", [
   userMessageEventSchema,
   routeDecisionEventSchema,
@@ -117,6 +210,12 @@ export const timelineEventSchema = z.discriminatedUnion("type", [
   turnCancelledEventSchema,
   summaryEventSchema,
   summaryFailedEventSchema,
+  genuiValidationEventSchema,
+  instructionsEventSchema,
+  contextMessagesEventSchema,
+  responseDeletedEventSchema,
+  itemDeletedEventSchema,
+  toolsChangedEventSchema,
 ]);
 export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 export type TimelineEventType = TimelineEvent["type"];

@@ -66,7 +66,7 @@ function checkBudgets(harness: HarnessDocument): HarnessIssue[] {
   const issues: HarnessIssue[] = [];
   const maxUserBytes = readMaxUserMessageBytes(harness);
   const userLineBytes = (textBytes: number) =>
-    countUtf8Bytes(templates.userPrefix) + textBytes + countUtf8Bytes(templates.lineEnd);
+    countUtf8Bytes(templates.userPrefix) + textBytes + countUtf8Bytes(templates.userEnd ?? templates.lineEnd);
   // Four bytes per code point at worst, plus the truncation mark.
   const routerUserBytes = Math.min(
     maxUserBytes,

@@ -15,7 +15,12 @@ export const MAX_VIEW_BUDGET_BYTES = 131_072;
 
 const timeoutMsSchema = z.int().min(1).max(MAX_HOP_TIMEOUT_MS);
 const budgetBytesSchema = z.int().min(256).max(MAX_VIEW_BUDGET_BYTES);
-const promptSchema = z.string().max(8192);
+const promptSchema = z
+  .string()
+  .max(8192)
+  .refine((t) => !/[\uE000\uE001]/.test(t), {
+    message: "prompts must not contain U+E000 or U+E001 (they mark template special tokens)",
+  });
 const fractionSchema = z.number().gt(0).lt(1);
 
 /**
@@ -69,7 +74,11 @@ export type SpecialistSettings = z.infer<typeof specialistSettingsSchema>;
 /** Every piece of text the views are made of, besides prompts and conversation text. */
 export const harnessTemplatesSchema = z.object({
   systemPrefix: z.string().max(64),
+  /** Ends a system line instead of `lineEnd` (Llama-2 closes `<<SYS>>` and `[INST]` there). */
+  systemEnd: z.string().min(1).max(64).optional(),
   userPrefix: z.string().max(64),
+  /** Ends a user line instead of `lineEnd` (Llama-2 closes `[INST]` there). */
+  userEnd: z.string().min(1).max(64).optional(),
   /** The answer prompt ends with it; the model's text continues right after. */
   assistantCue: z.string().max(64),
   /** The route prompt ends with it; the label follows directly. */
@@ -83,8 +92,11 @@ export const harnessTemplatesSchema = z.object({
     }),
   /** The summary prompt ends with it. */
   summaryCue: z.string().max(64),
-  /** Ends every line (user, route, answer, summary, system). */
-  lineEnd: z.string().min(1).max(8),
+  /**
+   * Ends every line (user, route, answer, summary, system) unless a line kind has its own end. Chat formats
+   * put their end-of-turn special token here, between the sentinels of chat-templates.ts.
+   */
+  lineEnd: z.string().min(1).max(64),
   /** Stands for the rest of a truncated or clipped text. */
   clippedMark: z.string().max(8),
 });

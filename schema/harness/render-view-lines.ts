@@ -6,14 +6,15 @@ import { clipWithMark, truncateCodePoints } from "./utf8.ts";
  * hop's prompt (view + cue) is a byte-prefix of the view once the hop's result is appended.
  */
 export function renderSystemLine(harness: HarnessDocument, text: string): string {
-  return harness.templates.systemPrefix + text + harness.templates.lineEnd;
+  const { systemPrefix, systemEnd, lineEnd } = harness.templates;
+  return systemPrefix + text + (systemEnd ?? lineEnd);
 }
 
 /** `maxChars` null keeps the whole message (the API has already bounded its bytes). */
 export function renderUserLine(harness: HarnessDocument, text: string, maxChars: number | null): string {
-  const { userPrefix, lineEnd, clippedMark } = harness.templates;
+  const { userPrefix, userEnd, lineEnd, clippedMark } = harness.templates;
   const kept = maxChars === null ? text : truncateCodePoints(text, maxChars, clippedMark);
-  return userPrefix + kept + lineEnd;
+  return userPrefix + kept + (userEnd ?? lineEnd);
 }
 
 export function renderRouteLine(harness: HarnessDocument, label: string): string {

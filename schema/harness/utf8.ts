@@ -5,6 +5,9 @@
 
 const encoder = new TextEncoder();
 
+/** The sentinels that mark template special tokens (chat-templates.ts); client text never keeps them. */
+const SPECIAL_SENTINELS = /[\uE000\uE001]/g;
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** UTF-8 size of a string. */
@@ -34,6 +37,35 @@ export function clipWithMark(text: string, maxBytes: number, mark: string): stri
   return clipUtf8Bytes(text, maxBytes - markBytes) + mark;
 }
 
+/** The longest suffix of `text` (whole code points) whose UTF-8 size is at most `maxBytes`. */
+export function clipUtf8BytesFromEnd(text: string, maxBytes: number): string {
+  if (countUtf8Bytes(text) <= maxBytes) return text;
+  const codePoints = Array.from(text);
+  let used = 0;
+  let start = codePoints.length;
+  while (start > 0) {
+    const size = countUtf8Bytes(codePoints[start - 1] ?? "");
+    if (used + size > maxBytes) break;
+    used += size;
+    start -= 1;
+  }
+  return codePoints.slice(start).join("");
+}
+
+/**
+ * Keeps `text` within `maxBytes` UTF-8 bytes by cutting its middle: the first half of what fits, `mark`, then
+ * the last half. Long pasted input (a stack trace, a log) says the most at its two ends: the error and the
+ * frames nearest it, or the command and its final output.
+ */
+export function clipMiddleWithMark(text: string, maxBytes: number, mark: string): string {
+  if (countUtf8Bytes(text) <= maxBytes) return text;
+  const keptBytes = maxBytes - countUtf8Bytes(mark);
+  if (keptBytes <= 0) return clipUtf8Bytes(text, maxBytes);
+  const head = clipUtf8Bytes(text, Math.ceil(keptBytes / 2));
+  const tail = clipUtf8BytesFromEnd(text.slice(head.length), keptBytes - countUtf8Bytes(head));
+  return head + mark + tail;
+}
+
 /**
  * Keeps `text` when it has at most `maxChars` code points; otherwise keeps the first `maxChars - 1` and
  * appends `mark`, so a reader (or a model) can tell the text went on. Code points, not UTF-16 units, so a
@@ -53,4 +85,13 @@ export function truncateCodePoints(text: string, maxChars: number, mark: string)
  */
 export function replaceLoneSurrogates(text: string): string {
   return text.replace(LONE_SURROGATE, "\uFFFD");
+}
+
+/**
+ * Any text from outside the harness (a client's message, a model's answer) as views may hold it: well-formed
+ * UTF-16, and without the sentinels that mark a template's special tokens, so it can never open a turn.
+ */
+export function cleanConversationText(text: string): string {
+  // Sentinels first: a surrogate pair split by one is whole again, as if the sentinel had never been sent.
+  return replaceLoneSurrogates(text.replace(SPECIAL_SENTINELS, ""));
 }

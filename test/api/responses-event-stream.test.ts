@@ -141,6 +141,7 @@ describe("createResponsesEventStream, read by the official client", { timeout: 5
     const source = makeSource([], { throwAfter: new Error("boom") });
     const events = await streamEvents(createResponsesEventStream(source.iterable));
     expect(events).toEqual([
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types its asymmetric matchers as any
       { type: "error", sequence_number: 0, code: "internal_error", message: expect.any(String), param: null },
     ]);
   });

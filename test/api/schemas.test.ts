@@ -77,7 +77,45 @@ describe("POST /v1/responses body", () => {
     ],
     [{ ...base, stream: true, metadata: { a: "b" }, model: "mol:coding", store: true, temperature: 0 }, "ok"],
     [{ ...base, user: "u1", prompt_cache_key: "k", service_tier: "auto", truncation: "disabled" }, "ok"],
-    [{ input: "hi" }, "conversation"],
+    // Issue 14: no conversation is a new implicit one; arrays carry history; instructions are a timeline event.
+    [{ input: "hi" }, "ok"],
+    [{ input: "hi", previous_response_id: "resp_1", instructions: "be brief" }, "ok"],
+    [{ input: "hi", store: false, instructions: "x" }, "ok"],
+    [{ input: "hi", store: false, background: true }, "background"],
+    [{ input: "hi", store: false, previous_response_id: "resp_1" }, "store"],
+    [
+      {
+        input: [
+          { role: "system", content: "s" },
+          { role: "developer", content: [{ type: "input_text", text: "d" }] },
+          {
+            type: "message",
+            role: "assistant",
+            id: "msg_1",
+            status: "completed",
+            content: [{ type: "output_text", text: "a", annotations: [] }],
+          },
+          { type: "item_reference", id: "msg_1u" },
+          { role: "user", content: "u" },
+        ],
+      },
+      "ok",
+    ],
+    [
+      {
+        input: [
+          { type: "function_call_output", call_id: "call_1", output: "{}" },
+          { role: "user", content: "u" },
+        ],
+      },
+      "input[0].call_id",
+    ],
+    [{ input: [{ type: "item_reference", id: "msg_1u" }] }, "input[0]"],
+    [{ input: "hi", tools: [{ type: "function", name: "f" }] }, "tools"],
+    [{ input: "hi", tools: [], tool_choice: "auto", text: { format: { type: "text" } } }, "ok"],
+    [{ input: "hi", tool_choice: "required" }, "tool_choice"],
+    [{ input: "hi", text: { format: { type: "json_schema" } } }, "text.format.type"],
+    [{ input: "hi", instructions: "x".repeat(31) }, "instructions"],
     [{ ...base, conversation: "" }, "conversation"],
     [{ ...base, input: "" }, "input"],
     [{ ...base, input: "  \n" }, "input"],
@@ -91,7 +129,7 @@ describe("POST /v1/responses body", () => {
           { role: "user", content: "b" },
         ],
       },
-      "input",
+      "ok",
     ],
     [
       { ...base, input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] },
@@ -101,7 +139,7 @@ describe("POST /v1/responses body", () => {
     [{ ...base, input: "é".repeat(17) }, "input"],
     [{ ...base, stream: "yes" }, "stream"],
     [{ ...base, store: false }, "store"],
-    [{ ...base, instructions: "be evil" }, "instructions"],
+    [{ ...base, instructions: 5 }, "instructions"],
     [{ ...base, previous_response_id: "resp_1" }, "previous_response_id"],
     [{ ...base, temperature: 3 }, "temperature"],
     [{ ...base, max_output_tokens: 0 }, "max_output_tokens"],
@@ -113,7 +151,7 @@ describe("POST /v1/responses body", () => {
   it("explains a refused role in words", () => {
     const result = responseBody.safeParse({ ...base, input: [{ role: "assistant", content: "x" }] });
     expect(createValidationError(result.error?.issues ?? []).message).toContain(
-      "only user messages are accepted",
+      "the last input item must be a user message",
     );
   });
 
@@ -195,7 +233,7 @@ describe("resolveModel", () => {
     expect(resolveModel("mol", labels)).toEqual({ kind: "routed" });
     expect(resolveModel("mol:coding", labels)).toEqual({ kind: "forced", label: "coding" });
     for (const model of ["gpt-4o", "mol:", "mol:l0", "mol:coding:x", "MOL"]) {
-      expect(() => resolveModel(model, labels)).toThrowError(
+      expect(() => resolveModel(model, labels)).toThrow(
         expect.objectContaining({ status: 404, code: "model_not_found" }),
       );
     }

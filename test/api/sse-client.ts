@@ -6,7 +6,7 @@ export function createClientFor(stream: ReadableStream<Uint8Array>): OpenAI {
     apiKey: "x",
     baseURL: "http://test/v1",
     maxRetries: 0,
-    fetch: async () => new Response(stream, { headers: { "content-type": "text/event-stream" } }),
+    fetch: () => Promise.resolve(new Response(stream, { headers: { "content-type": "text/event-stream" } })),
   });
 }
 

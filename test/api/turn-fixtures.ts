@@ -61,7 +61,7 @@ export function makeParts(
 /** An async source that records whether its consumer released it, and can stall forever after `stallAfter` parts. */
 export function makeSource(
   parts: readonly TurnStreamPart[],
-  options: { stallAfter?: number; throwAfter?: unknown } = {},
+  options: { stallAfter?: number; throwAfter?: Error } = {},
 ) {
   const state = { returned: 0, pulled: 0 };
   let index = 0;

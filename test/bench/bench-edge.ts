@@ -57,11 +57,13 @@ async function withEdge<T>(
       body: JSON.stringify(body),
     });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return response.json();
+    const json: unknown = await response.json();
+    return json;
   };
   const get = async (path: string) => {
     const response = await fetch(`${edge.url}${path}`, { headers: { authorization: `Bearer ${KEY}` } });
-    return response.json();
+    const json: unknown = await response.json();
+    return json;
   };
   try {
     return await use(post, get);

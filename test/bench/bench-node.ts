@@ -7,8 +7,7 @@ import { join } from "node:path";
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
-import { DEFAULT_ADAPTER_IDS, WIRE_VERSION } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
 import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
@@ -21,6 +20,7 @@ import { renderNodeReport } from "./render-node-report.ts";
 import { measureKvReuse, type KvReuseRow } from "./measure-kv-reuse.ts";
 import { renderAppendOnlyView, renderNaiveView } from "./render-naive-view.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
+import { measureRouteLatency } from "./measure-route-latency.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 
 const THREADS = Number(process.env.MOL_BENCH_THREADS ?? defaultThreadCount(availableParallelism()));
@@ -61,20 +61,7 @@ for (const adapter of DEFAULT_ADAPTER_IDS) {
 }
 
 // 2. Route hop latency, measured by the requester (NATS round trip included).
-const routeMs: number[] = [];
-for (let i = 0; i < ROUTES; i++) {
-  const started = performance.now();
-  await requestRoute(t.client, {
-    version: WIRE_VERSION,
-    type: "route",
-    requestId: `bench-route-${i}`,
-    conversationId: `bench-route-${i % SLOTS}`,
-    view: `<route>\nuser: request ${i} about ${["code", "a plan", "a widget", "hello"][i % 4]}\nlabel: `,
-    timeoutMs: 10_000,
-  });
-  routeMs.push(performance.now() - started);
-  if ((i + 1) % 10 === 0) reportBenchProgress("route latency", i + 1, ROUTES);
-}
+const routeMs = await measureRouteLatency(t.client, ROUTES, SLOTS);
 
 // 3. KV reuse over a growing conversation, per adapter: with the append-only view molmesh builds, then with a
 // naive view builder that re-renders the prompt with a changing header (the baseline).

@@ -10,8 +10,9 @@ export function createInstantEngine(adapters: readonly string[]): Engine {
     kind: "instant",
     baseModel: { name: "instant", revision: "sha256:0000000000000000" },
     adapters: adapters.map((id) => ({ id, revision: "sha256:0000000000000000", lora: false })),
+    // eslint-disable-next-line @typescript-eslint/require-await -- Engine.generate is async; this engine has nothing to wait for
     async generate(request) {
-      const text = request.constraint ? (request.constraint.choices[0] ?? "") : "ok.";
+      const text = request.constraint?.type === "choice" ? (request.constraint.choices[0] ?? "") : "ok.";
       request.onTextDelta?.(text);
       const list = warm.get(request.adapter) ?? [];
       warm.set(
@@ -41,6 +42,6 @@ export function createInstantEngine(adapters: readonly string[]): Engine {
         warmConversations: warm.get(adapter) ?? [],
         waiting: 0,
       })),
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   };
 }

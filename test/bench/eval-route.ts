@@ -15,11 +15,11 @@ import { fingerprintFile } from "../../gpu-nodes/src/runtime/fingerprint-file.ts
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { loadCorpus, type CorpusRecord } from "../../gpu-nodes/training/router/check-corpus.ts";
 import { findCatalogEntry, resolveModelsDir } from "../../gpu-nodes/tools/models/model-catalog.ts";
-import { renderExamplePrompt } from "../../infra/router/render-router-prompts.ts";
+import { renderExamplePrompt } from "./routing/render-router-prompts.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-settings.ts";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
 import { createMemoryLogger } from "../harness/start-test-node.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { renderBarChartSvg } from "./plots/render-bar-chart-svg.ts";
@@ -28,7 +28,6 @@ import {
   applyLowConfidenceRule,
   chooseLowConfidenceThreshold,
   measureRouting,
-  type RouteMetrics,
   type RoutePrediction,
 } from "./routing/route-metrics.ts";
 import { renderRouteEvalMarkdown, type RouteEvalReport } from "./routing/render-route-eval.ts";

@@ -1,5 +1,6 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { answerInput } from "../harness/collect-answer.ts";
+import { collectTimedAnswer, type TimedAnswer } from "./collect-timed-answer.ts";
 import type { BenchExchange } from "./render-naive-view.ts";
 import { round } from "./stats.ts";
 
@@ -24,7 +25,9 @@ export async function measureKvReuse(o: {
   conversationId: string;
   turns: number;
   renderView: (history: readonly BenchExchange[], user: string) => string;
-  onTurn?: () => void;
+  /** Greedy by default; a sampled run draws tokens the tokenizer would not make of the answer's text more often. */
+  sampling?: { temperature: number; seed: number };
+  onTurn?: (answer: TimedAnswer) => void;
 }): Promise<KvReuseRow> {
   const history: BenchExchange[] = [];
   let prompt = 0;
@@ -33,18 +36,19 @@ export async function measureKvReuse(o: {
   let previous = { prompt: 0, completion: 0 };
   for (let turn = 0; turn < o.turns; turn++) {
     const user = `turn ${turn}, please continue.`;
-    const { text, finish } = await collectAnswer(
+    const answer = await collectTimedAnswer(
       o.client,
       answerInput(o.conversationId, o.adapter, o.renderView(history, user), {
-        sampling: { maxTokens: 16, temperature: 0 },
+        sampling: { maxTokens: 16, temperature: 0, ...o.sampling },
       }),
     );
+    const { text, finish } = answer;
     prompt += finish.usage.promptTokens;
     cached += finish.usage.cachedPromptTokens;
     ideal += turn === 0 ? 0 : Math.min(previous.prompt + previous.completion, finish.usage.promptTokens - 1);
     previous = { prompt: finish.usage.promptTokens, completion: finish.usage.completionTokens };
     history.push({ user, answer: text });
-    o.onTurn?.();
+    o.onTurn?.(answer);
   }
   return {
     adapter: o.adapter,

@@ -2,6 +2,7 @@ import type { ConcurrencyReport } from "./render-concurrency-report.ts";
 import type { EdgeReport } from "./render-edge-report.ts";
 import type { FleetReport } from "./render-fleet-report.ts";
 import type { NodeReport } from "./render-node-report.ts";
+import type { Smollm2Report } from "./render-smollm2-report.ts";
 import { renderBarChartSvg } from "./plots/render-bar-chart-svg.ts";
 import { renderLineChartSvg } from "./plots/render-line-chart-svg.ts";
 
@@ -12,13 +13,15 @@ export interface BenchPlot {
   svg: string;
 }
 
-export type BenchName = "node" | "edge" | "fleet" | "concurrency";
+export type BenchName = "node" | "smollm2" | "edge" | "fleet" | "concurrency";
 
 /** The figures of one benchmark's JSON report as SVG charts. */
 export function renderBenchPlots(name: BenchName, report: unknown): BenchPlot[] {
   switch (name) {
     case "node":
       return plotNode(report as NodeReport);
+    case "smollm2":
+      return plotSmollm2(report as Smollm2Report);
     case "edge":
       return plotEdge(report as EdgeReport);
     case "fleet":
@@ -47,6 +50,26 @@ function plotNode(r: NodeReport): BenchPlot[] {
           { name: "ideal cached", values: r.reuse.map((x) => x.idealCachedTokens) },
           { name: "cached, append-only views", values: r.reuse.map((x) => x.cachedPromptTokens) },
           { name: "cached, naive views", values: r.naiveReuse.map((x) => x.cachedPromptTokens) },
+        ],
+      }),
+    ),
+  ];
+}
+
+function plotSmollm2(r: Smollm2Report): BenchPlot[] {
+  if ("skipped" in r) return [];
+  const title = "SmolLM2-135M decode per adapter: the node over NATS against raw node-llama-cpp";
+  return [
+    plot(
+      "smollm2-decode.svg",
+      title,
+      renderBarChartSvg({
+        title,
+        yLabel: "decode tokens per second",
+        categories: r.speed.map((s) => s.adapter),
+        series: [
+          { name: "node, requester side", values: r.speed.map((s) => s.decodeTokensPerSecond) },
+          { name: "raw, one sequence (median)", values: r.speed.map(() => r.raw.decodeTokensPerSecond) },
         ],
       }),
     ),

@@ -6,6 +6,13 @@ export interface BenchProgress {
   total: number;
 }
 
+/** What the runner gets over IPC is whatever the child sent; only this shape is drawn. */
+export function isBenchProgress(message: unknown): message is BenchProgress {
+  return (
+    typeof message === "object" && message !== null && "type" in message && message.type === "bench-progress"
+  );
+}
+
 /**
  * Tells the runner how far this benchmark is. Only over the IPC channel the runner opens: a benchmark run on its
  * own (`npm run bench:node`) has none and stays quiet, and its stdout stays the plain markdown report.

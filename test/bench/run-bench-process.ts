@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import { REPO_ROOT } from "../harness/paths.ts";
-import type { BenchProgress } from "./report-bench-progress.ts";
+import { isBenchProgress, type BenchProgress } from "./report-bench-progress.ts";
 
 export interface BenchProcessResult {
   exitCode: number | null;
@@ -35,8 +35,8 @@ export async function runBenchProcess(o: {
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
-  child.on("message", (message: BenchProgress) => {
-    if (message.type === "bench-progress") o.onProgress(message);
+  child.on("message", (message: unknown) => {
+    if (isBenchProgress(message)) o.onProgress(message);
   });
   let timedOut = false;
   const timer = setTimeout(() => {

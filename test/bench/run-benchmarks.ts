@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every benchmark (node, edge, fleet, concurrency) in sequence on the local mesh, then the SVG
+ * `npm run bench`: every benchmark (node, SmolLM2, edge, fleet, concurrency) in sequence on the local mesh, then the SVG
  * plots and one combined report, test/bench/results/REPORT.md. `npm run bench:smoke` (`--smoke`) runs each in a
  * CI-sized form into a temporary folder, leaving the committed results alone, and exits non-zero if a benchmark
  * fails or any of its figures is empty or NaN.
@@ -24,6 +24,17 @@ interface BenchSpec {
 
 const BENCHES: readonly BenchSpec[] = [
   { name: "node", script: "bench-node.ts", smokeEnv: { MOL_BENCH_TURNS: "3", MOL_BENCH_ROUTES: "10" } },
+  {
+    // Under a minute on the 2-core box with the model present; without it the section says it was skipped.
+    name: "smollm2",
+    script: "bench-smollm2.ts",
+    smokeEnv: {
+      MOL_BENCH_TURNS: "2",
+      MOL_BENCH_ROUTES: "6",
+      MOL_BENCH_DECODE_TOKENS: "16",
+      MOL_BENCH_PREFILL_LINES: "2",
+    },
+  },
   {
     name: "edge",
     script: "bench-edge.ts",

@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createReadlineTerminal } from "../../infra/cli/create-readline-terminal.ts";
+import { createReadlineTerminal } from "../../infra/cli/cli-io.ts";
 
 function openPipedTerminal() {
   const input = new PassThrough();

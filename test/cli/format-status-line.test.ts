@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatStatusLine } from "../../infra/cli/format-status-line.ts";
-import { itemSchema } from "../../infra/cli/item-schema.ts";
-import { responseSchema } from "../../infra/cli/response-schema.ts";
+import { formatStatusLine } from "../../infra/cli/format-turns.ts";
+import { itemSchema, responseSchema } from "../../infra/cli/mesh-client.ts";
 import { molSchema, type TurnMol } from "../../schema/api/mol.ts";
 import { formatChatCompletion } from "../../workers/src/api/format/format-chat-completion.ts";
 import { formatTurnItems } from "../../workers/src/api/format/format-item.ts";
@@ -38,8 +37,10 @@ describe("formatStatusLine", () => {
   });
 
   it("passes on a fact a newer mesh adds, and refuses a mol that breaks the contract", () => {
-    const response = JSON.parse(JSON.stringify(formatResponseObject(makeTurn())));
-    response.mol.newFact = 7;
+    const formatted = formatResponseObject(makeTurn());
+    const response: unknown = JSON.parse(
+      JSON.stringify({ ...formatted, mol: { ...formatted.mol, newFact: 7 } }),
+    );
     expect(responseSchema.parse(response).mol).toMatchObject({ newFact: 7, label: "coding" });
     expect(molSchema.safeParse({ ...makeTurn().mol, source: "guessed" }).success).toBe(false);
     expect(molSchema.safeParse({ ...makeTurn().mol, label: undefined }).success).toBe(false);

@@ -1,4 +1,4 @@
-import type { ChatTerminal, TerminalInput } from "../../infra/cli/chat-terminal.ts";
+import type { ChatTerminal, TerminalInput } from "../../infra/cli/cli-io.ts";
 
 export const CTRL_C = Symbol("ctrl-c");
 export type ScriptStep = string | typeof CTRL_C;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
-import { ConversationTurns } from "../../workers/src/conversation/turn-loop.ts";
+import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import {
   META,
@@ -22,7 +22,9 @@ describe("route confidence", () => {
       { label: "chat", confidence: 0.31 },
       { label: "genui", confidence: 0.88 },
     ];
-    const scripted = createScriptedHops({ route: async () => replies.shift() ?? { label: "chat" } });
+    const scripted = createScriptedHops({
+      route: () => Promise.resolve(replies.shift() ?? { label: "chat" }),
+    });
     const store = new MemoryConversationStore(META);
     const harness = { ...DEFAULT_HARNESS, router: { ...DEFAULT_HARNESS.router, minConfidence: 0.5 } };
     const { deps, outbox } = createTestDeps(scripted.hops, { harness });
@@ -32,7 +34,7 @@ describe("route confidence", () => {
       const [start] = await collectParts(streamOf(turns.startTurn({ conversationId: META.id, text })));
       mols.push(start?.type === "turn-start" ? start.turn.mol : undefined);
     }
-    await turns.afterTurns(async () => undefined);
+    await turns.afterTurns(() => Promise.resolve());
     const decisions = store.events.filter((e) => e.type === "route_decision");
     expect(decisions.map((d) => d.label)).toEqual(["coding", "coding", "genui"]);
     expect(decisions.map((d) => d.router?.confidence)).toEqual([0.97, 0.31, 0.88]);

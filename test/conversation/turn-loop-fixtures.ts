@@ -10,9 +10,9 @@ import {
   type SummaryResult,
   type Usage,
 } from "../../schema/wire/v1/index.ts";
-import type { HopClient } from "../../workers/src/gpu/hop-client.ts";
-import type { HopCallOptions } from "../../workers/src/gpu/hop-transport.ts";
-import type { AnswerStreamPart } from "../../workers/src/gpu/answer-stream.ts";
+import type { HopClient } from "../../schema/wire/client/hop-client.ts";
+import type { HopCallOptions } from "../../schema/wire/client/hop-transport.ts";
+import type { AnswerStreamPart } from "../../schema/wire/client/answer-stream.ts";
 import type { TurnCharge, UsageMeter } from "../../workers/src/conversation/charge-turn.ts";
 import type {
   ConversationMeta,
@@ -43,6 +43,8 @@ export class MemoryConversationStore implements ConversationStore {
 
   readMeta = () => this.meta;
   createMeta = (meta: ConversationMeta) => void (this.meta = meta);
+  updateMetadata = (metadata: Record<string, string>) =>
+    void (this.meta = this.meta && { ...this.meta, metadata });
   append(events: readonly TimelineEvent[]): StoredTimelineEvent[] {
     const stored = events.map((e, i): StoredTimelineEvent => ({
       ...e,
@@ -70,9 +72,10 @@ export class MemoryConversationStore implements ConversationStore {
   writeViewSnapshot = (snapshot: ViewSnapshot) => void (this.snapshot = snapshot);
   readIdempotency = (key: string) => this.idempotency.get(key);
   writeIdempotency = (record: IdempotencyRecord) => void this.idempotency.set(record.key, record);
-  async deleteAll(): Promise<void> {
+  deleteAll(): Promise<void> {
     this.meta = undefined;
     this.events.length = 0;
+    return Promise.resolve();
   }
 }
 
@@ -82,8 +85,8 @@ type RouteScript = (
 type AnswerScript = (input: AnswerRequestInput, options: HopCallOptions) => AsyncIterable<AnswerStreamPart>;
 type SummaryScript = (input: SummaryRequestInput) => Promise<{ text: string; usage?: Usage }>;
 
-const defaultRoute: RouteScript = async () => ({ label: "coding" });
-const defaultSummary: SummaryScript = async () => ({ text: "Said hello." });
+const defaultRoute: RouteScript = () => Promise.resolve({ label: "coding" });
+const defaultSummary: SummaryScript = () => Promise.resolve({ text: "Said hello." });
 
 /** A hop client that plays scripted replies and records every call. */
 export function createScriptedHops(script: {
@@ -135,6 +138,7 @@ export function createScriptedHops(script: {
 }
 
 /** A whole answer: `start`, one delta per word, `finish` with the node's usage. */
+// eslint-disable-next-line @typescript-eslint/require-await -- an async stream like the wire's, with nothing to wait for
 export async function* answerParts(text: string, reported: Usage): AsyncGenerator<AnswerStreamPart> {
   let seq = 0;
   yield {
@@ -191,18 +195,20 @@ export function createTestDeps(hops: HopClient, overrides: Partial<TurnLoopDeps>
   const recorded: Recorded = { charges: [], events: [] };
   let nextTurn = 0;
   const meter: UsageMeter = {
-    async record(tenantId, charge) {
+    record(tenantId, charge) {
       recorded.charges.push({ tenantId, charge });
+      return Promise.resolve();
     },
   };
   const outbox: TurnOutbox = {
-    async emit(_meta, turn, phase) {
+    emit(_meta, turn, phase) {
       recorded.events.push({ phase, turn });
+      return Promise.resolve();
     },
   };
   const deps: TurnLoopDeps = {
     hops,
-    placement: { nodes: async () => [] },
+    placement: { nodes: () => Promise.resolve([]) },
     hopTimeouts: { firstPartMs: 1_000, stallMs: 1_000, replyMs: 1_000 },
     harness: DEFAULT_HARNESS,
     harnessHash: "hash-1",

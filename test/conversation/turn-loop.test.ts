@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { EngineFailureError, NoRespondersError } from "../../schema/wire/v1/index.ts";
-import { ConversationTurns, startStatelessTurn } from "../../workers/src/conversation/turn-loop.ts";
+import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { startStatelessTurn } from "../../workers/src/conversation/turn-loop.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import { readPartStream } from "../../workers/src/lib/create-part-stream.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
@@ -21,7 +22,7 @@ function storedConversation(scripted: Scripted) {
   const store = new MemoryConversationStore(META);
   const { deps, outbox, recorded } = createTestDeps(scripted.hops);
   const turns = new ConversationTurns({ ...deps, store, outbox });
-  const settled = () => turns.afterTurns(async () => undefined);
+  const settled = () => turns.afterTurns(() => Promise.resolve());
   return { store, turns, recorded, settled };
 }
 
@@ -66,9 +67,7 @@ describe("the turn loop, stored turns", () => {
 
   it("falls back to the harness default on a first turn whose route fails, and to the previous label after", async () => {
     const scripted = createScriptedHops({
-      route: async () => {
-        throw new NoRespondersError("no router");
-      },
+      route: () => Promise.reject(new NoRespondersError("no router")),
     });
     const { store, turns, recorded, settled } = storedConversation(scripted);
     await collectParts(
@@ -118,6 +117,7 @@ describe("the turn loop, stored turns", () => {
 
   it("fails the turn when every node fails the answer before any text, and charges only the route", async () => {
     const scripted = createScriptedHops({
+      // eslint-disable-next-line @typescript-eslint/require-await -- a stream that fails on its first read
       answer: async function* () {
         yield* [];
         throw new EngineFailureError("GPU fell over");
@@ -190,9 +190,7 @@ describe("the turn loop, stored turns", () => {
 
   it("records a failed summary without failing the turn, and still charges route and answer", async () => {
     const scripted = createScriptedHops({
-      summary: async () => {
-        throw new EngineFailureError("summary node gone");
-      },
+      summary: () => Promise.reject(new EngineFailureError("summary node gone")),
     });
     const { store, turns, recorded, settled } = storedConversation(scripted);
     const parts = await collectParts(streamOf(turns.startTurn({ conversationId: META.id, text: "hi" })));
@@ -292,7 +290,7 @@ describe("the turn loop, stored turns", () => {
       outbox: { emit: async () => Promise.reject(new Error("D1 down")) },
     });
     const parts = await collectParts(streamOf(turns.startTurn({ conversationId: META.id, text: "hi" })));
-    await turns.afterTurns(async () => undefined);
+    await turns.afterTurns(() => Promise.resolve());
     expect(parts.at(-1)?.type).toBe("turn-finish");
     expect(store.events.at(-1)?.type).toBe("summary");
   });
@@ -317,7 +315,7 @@ describe("the turn loop, stored turns", () => {
     const finished = await collectParts(
       streamOf(late.turns.startTurn({ conversationId: META.id, text: "hi" })),
     );
-    await late.turns.afterTurns(async () => undefined);
+    await late.turns.afterTurns(() => Promise.resolve());
     expect(finished.at(-1)?.type).toBe("turn-finish");
     expect(late.recorded.events.map((e) => e.phase)).toEqual(["turn"]);
     expect(late.recorded.charges[0]?.charge.tokens).toBe(127);
@@ -383,6 +381,7 @@ describe("the turn loop, stateless turns (chat completions)", () => {
 
   it("reports an answer failure and charges the route it ran", async () => {
     const scripted = createScriptedHops({
+      // eslint-disable-next-line @typescript-eslint/require-await -- a stream that fails on its first read
       answer: async function* () {
         yield* [];
         throw new EngineFailureError("down");

@@ -12,6 +12,7 @@ let mesh: ChildProcess;
 let output = "";
 let baseUrl = "";
 let stateDir = "";
+let metricsPort = 0;
 
 async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -25,6 +26,7 @@ async function waitFor(check: () => boolean, timeoutMs: number, what: string): P
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), "molmesh-e2e-"));
   const edgePort = await findFreePort();
+  metricsPort = await findFreePort();
   baseUrl = `http://127.0.0.1:${edgePort}`;
   // Exactly what a user runs, on free ports; detached so Ctrl-C can go to its whole process group, as a terminal does.
   mesh = spawn("npm", ["start"], {
@@ -42,6 +44,7 @@ beforeAll(async () => {
       MOL_LOG_LEVEL: "warn",
       // The fast tier serves the generated model; the default (SmolLM2) is checked by hand.
       MOL_BASE_MODEL: "tiny",
+      MOL_METRICS_PORT: String(metricsPort),
     },
   });
   mesh.stdout?.on("data", (d: Buffer) => (output += d.toString()));
@@ -50,6 +53,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   if (mesh?.pid && isAlive(mesh.pid)) process.kill(-mesh.pid, "SIGKILL");
   await rm(stateDir, { recursive: true, force: true });
 });
@@ -67,6 +71,9 @@ describe("npm start", () => {
     expect(output).toContain("weights are RANDOM");
     expect(output).toContain(`dev API key: ${KEY}`);
     expect(output).toContain("curl -s");
+    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    expect(output).toContain(`[local-1] molmesh gpu node local-1 metrics ${metricsUrl}`);
+    expect(await (await fetch(metricsUrl)).text()).toContain('molmesh_hops_in_flight{node_id="local-1"}');
   });
 
   it("serves turns through the HTTP API", async () => {

@@ -26,6 +26,7 @@ beforeAll(async () => {
   expect(first.status).toBe(200);
 }, 180_000);
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await mesh?.stop();
 });
 
@@ -57,9 +58,15 @@ describe("bad input to POST /v1/responses", () => {
     ["a wrong media type", () => post(JSON.stringify(valid()), { "content-type": "text/plain" }), 415],
     ["a wrong type", () => post(JSON.stringify({ ...valid(), stream: "yes" })), 400],
     ["an empty input", () => post(JSON.stringify({ ...valid(), input: "   " })), 400],
-    ["a missing conversation", () => post(JSON.stringify({ input: "hello" })), 400],
+    // Issue 14: a request without `conversation` is a new implicit one; naming two places to continue is not.
+    [
+      "a conversation and a previous response",
+      () => post(JSON.stringify({ ...valid(), previous_response_id: `resp_turn_${"0".repeat(48)}` })),
+      400,
+    ],
     ["an unknown field", () => post(JSON.stringify({ ...valid(), surprise: 1 })), 400],
-    ["an oversize message", () => post(JSON.stringify({ ...valid(), input: "x".repeat(20_000) })), 400],
+    // Issue 12: messages up to 64 KiB are accepted (clipped in the views); the limit is 65,536 bytes.
+    ["an oversize message", () => post(JSON.stringify({ ...valid(), input: "x".repeat(65_537) })), 400],
     [
       "an oversize body",
       () => post(JSON.stringify({ ...valid(), metadata: { a: "y".repeat(2_000_000) } })),

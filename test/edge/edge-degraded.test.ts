@@ -8,6 +8,7 @@ beforeAll(async () => {
   mesh = await startTestMesh({ withNode: false });
 }, 180_000);
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await mesh?.stop();
 });
 
@@ -37,6 +38,7 @@ describe("a degraded fleet", () => {
       node = await startTestNode({ natsUrl: mesh.nats.url, models: { ...models, adapters: specialists } });
     });
     afterAll(async () => {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
       await node?.stop();
     });
 

@@ -13,6 +13,7 @@ beforeAll(async () => {
   ).id;
 }, 180_000);
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await mesh?.stop();
 });
 

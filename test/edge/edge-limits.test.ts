@@ -18,6 +18,44 @@ async function conversation(m: TestMesh): Promise<string> {
 }
 
 describe("per-tenant limits", () => {
+  it("limits writes (conversations, webhook endpoints) on their own bucket, with the same headers and 429", async () => {
+    const m = await startTestMesh({ withNode: false, edgeVars: { MOL_DEFAULT_WPM: "3" } });
+    meshes.push(m);
+    const create = () => m.api("/v1/conversations", { method: "POST", json: {} });
+    const first = await create();
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-ratelimit-limit-requests")).toBe("3");
+    expect(first.headers.get("x-ratelimit-remaining-requests")).toBe("2");
+    // Bad input is refused before it is stored, so it costs nothing; reads are never counted.
+    expect((await m.api("/v1/conversations", { method: "POST", json: { metadata: 5 } })).status).toBe(400);
+    expect((await m.api("/v1/conversations")).status).toBe(200);
+    const { id } = (await first.json()) as { id: string };
+    const removed = await m.api(`/v1/conversations/${id}`, { method: "DELETE" });
+    expect(removed.status).toBe(200);
+    expect(removed.headers.get("x-ratelimit-remaining-requests")).toBe("1");
+    const endpoint = await m.api("/v1/webhook_endpoints", {
+      method: "POST",
+      json: { url: "https://example.com/hook", events: ["conversation.turn.completed"] },
+    });
+    expect(endpoint.status).toBe(200);
+    expect(endpoint.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    for (const refused of [
+      await create(),
+      await m.api("/v1/webhook_endpoints", {
+        method: "POST",
+        json: { url: "https://example.com/hook2", events: ["conversation.turn.completed"] },
+      }),
+    ]) {
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(Number(refused.headers.get("retry-after-ms"))).toBeGreaterThan(0);
+      expect(refused.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("rate_limit_exceeded");
+    }
+    const list = (await (await m.api("/v1/conversations")).json()) as { data: unknown[] };
+    expect(list.data).toHaveLength(0);
+  }, 180_000);
+
   it("answers 429 with retry-after and x-ratelimit headers past the requests-per-minute limit", async () => {
     const m = await mesh({ MOL_DEFAULT_RPM: "2" });
     const id = await conversation(m);

@@ -89,6 +89,7 @@ beforeAll(async () => {
   mesh = await startTestMesh({ adminToken: TEST_ADMIN_TOKEN });
 }, 180_000);
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
   await mesh?.stop();
 });
 

@@ -4,8 +4,8 @@ import {
   ContextLengthExceededError,
   EngineFailureError,
   OverloadedError,
+  MolWireError,
   UnknownAdapterError,
-  type MolWireError,
 } from "../../schema/wire/v1/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
@@ -51,8 +51,8 @@ async function rejection(promise: Promise<unknown>): Promise<MolWireError> {
     () => undefined,
     (reason: unknown) => reason,
   );
-  if (!(error instanceof Error)) throw new Error(`expected a rejection, got ${String(error)}`);
-  return error as MolWireError;
+  if (!(error instanceof MolWireError)) throw new Error(`expected a typed wire error, got ${String(error)}`);
+  return error;
 }
 
 const VLLM_CONTEXT_MESSAGE =

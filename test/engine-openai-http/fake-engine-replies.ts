@@ -95,8 +95,14 @@ export function frameStream(
   return new ReadableStream<Uint8Array>({
     pull(controller) {
       const next = queue.shift();
-      if (next !== undefined) return controller.enqueue(encoder.encode(next));
-      if (ending.kind === "close") return controller.close();
+      if (next !== undefined) {
+        controller.enqueue(encoder.encode(next));
+        return;
+      }
+      if (ending.kind === "close") {
+        controller.close();
+        return;
+      }
       // Erroring discards chunks still queued in the pipe: fail a moment later, as a reset connection does.
       if (ending.kind === "error") {
         return new Promise<void>((resolve) => setTimeout(resolve, 20)).then(() =>

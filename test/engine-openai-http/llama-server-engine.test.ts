@@ -164,7 +164,10 @@ describe("llama-server generate", () => {
         // 7-byte reads cut frames and multi-byte characters in half.
         const body = new ReadableStream<Uint8Array>({
           pull(controller) {
-            if (offset >= bytes.length) return controller.close();
+            if (offset >= bytes.length) {
+              controller.close();
+              return;
+            }
             controller.enqueue(bytes.slice(offset, offset + 7));
             offset += 7;
           },

@@ -39,9 +39,11 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await edge?.stop();
   await Promise.all([...nodes.values()].map((n) => n.stop({ force: true })));
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   await rm(persistDir, { recursive: true, force: true });
 });
 

@@ -89,9 +89,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await browser?.close();
   await edge?.stop();
   await new Promise((resolve) => trap?.close(resolve));
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   if (persistDir) rmSync(persistDir, { recursive: true, force: true });
 });
 
@@ -123,6 +125,7 @@ describe("POST /v1/genui/components", () => {
     );
     // The token is stored only as its hash.
     expect(rows).toEqual([
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types its asymmetric matchers as any
       { render_token_hash: expect.not.stringContaining(url.searchParams.get("t") ?? "") },
     ]);
   });
@@ -240,7 +243,7 @@ export default function Counter() {
   });
 
   const trapUrl = (path: string) => `http://127.0.0.1:${trapPort}/${path}`;
-  const reversed = (s: string) => JSON.stringify([...s].reverse().join(""));
+  const reversed = (s: string) => JSON.stringify(Array.from(s).reverse().join(""));
   const name = (s: string) => `${reversed(s)}.split("").reverse().join("")`;
 
   /** Hostile components that the validator rejects outright. */

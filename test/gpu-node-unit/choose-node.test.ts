@@ -28,6 +28,7 @@ function node(
     inFlight: options.inFlight ?? 0,
     maxConcurrent: 8,
     queueDepth: options.queueDepth ?? 0,
+    features: [],
     startedAt: 0,
     updatedAt: 0,
     heartbeatIntervalMs: 1000,

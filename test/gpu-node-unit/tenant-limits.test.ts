@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
   admitTenantRequest,
+  admitTenantWrite,
+  refundTenantWrite,
   createTenantLimitState,
   recordTenantTokens,
   refundTenantRequest,
@@ -47,5 +49,33 @@ describe("tenant limits", () => {
     const refused = admitTenantRequest(state, settings, T0 + 10 * 60_000).admission;
     expect(refused).toMatchObject({ ok: false, reason: "quota" });
     expect(admitTenantRequest(state, settings, Date.UTC(2026, 11, 1, 0, 0, 1)).admission.ok).toBe(true);
+  });
+});
+
+describe("tenant write limits", () => {
+  it("counts writes in a bucket of their own, with the request headers of that bucket", () => {
+    const limits = { ...settings, writesPerMinute: 2 };
+    let state = createTenantLimitState(limits, T0);
+    for (let i = 0; i < 2; i++) {
+      const { state: next, admission } = admitTenantWrite(state, limits, T0);
+      expect(admission).toMatchObject({ ok: true, headers: { "x-ratelimit-limit-requests": "2" } });
+      state = next;
+    }
+    expect(admitTenantWrite(state, limits, T0).admission).toMatchObject({
+      ok: false,
+      reason: "requests",
+      retryAfterMs: 30_000,
+      headers: { "x-ratelimit-remaining-requests": "0" },
+    });
+    // Turns still have their whole bucket; a refunded write can be spent again.
+    expect(admitTenantRequest(state, limits, T0).admission).toMatchObject({ ok: true });
+    state = refundTenantWrite(state, limits, T0);
+    expect(admitTenantWrite(state, limits, T0).admission.ok).toBe(true);
+  });
+
+  it("defaults the writes bucket to the requests limit, also for state stored before it existed", () => {
+    const { writes: _writes, ...stored } = createTenantLimitState(settings, T0);
+    const { admission } = admitTenantWrite(stored, settings, T0);
+    expect(admission).toMatchObject({ ok: true, headers: { "x-ratelimit-limit-requests": "3" } });
   });
 });

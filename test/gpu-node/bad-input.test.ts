@@ -18,8 +18,10 @@ beforeAll(async () => {
   t = await startTestNode({ natsUrl: nats.url, models: inject("models"), engine: { contextSize: 256 } });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 const encode = (value: unknown) =>

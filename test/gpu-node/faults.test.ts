@@ -5,8 +5,8 @@ import {
   OverloadedError,
   WIRE_VERSION,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
-import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
@@ -24,8 +24,10 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 /** Long enough that it cannot finish within the test's reaction time on the tiny model. */

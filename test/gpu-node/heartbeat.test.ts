@@ -20,8 +20,10 @@ beforeAll(async () => {
   t = await startTestNode({ natsUrl: nats.url, models: inject("models"), nodeId: "beat-node" });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 async function readStatus(): Promise<NodeStatus | undefined> {
@@ -43,6 +45,16 @@ describe("node heartbeat in JetStream KV", () => {
       expect(adapter?.freeSlots).toBe(adapter?.totalSlots);
     }
     expect(status?.inFlight).toBe(0);
+  });
+
+  it("advertises the served model: chat format (plain for the template-less generated model), context, tokenizer", async () => {
+    const status = await readStatus();
+    expect(status?.servedModel).toMatchObject({
+      templateFamily: "plain",
+      contextTokens: 1024,
+      tokenizer: "llama",
+    });
+    expect(status?.servedModel?.warning).toMatch(/unsupported chat format .*plain format/);
   });
 
   it("lists warm (conversation, adapter) keys after a hop", async () => {

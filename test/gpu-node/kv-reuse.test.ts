@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { measureKvReuse } from "../bench/measure-kv-reuse.ts";
+import { renderAppendOnlyView } from "../bench/render-naive-view.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
@@ -8,12 +10,18 @@ let t: TestNode;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  // Two KV slots per adapter, so a third conversation evicts the least recently used one.
-  t = await startTestNode({ natsUrl: nats.url, models: inject("models"), engine: { slotsPerAdapter: 2 } });
+  // Two KV slots per adapter, so a third conversation evicts the least recently used one; room for 30 turns.
+  t = await startTestNode({
+    natsUrl: nats.url,
+    models: inject("models"),
+    engine: { slotsPerAdapter: 2, contextSize: 4096 },
+  });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 /** Token boundary between the previous view's end and the answer may re-tokenise: allow a few tokens. */
@@ -76,5 +84,18 @@ describe("KV reuse per (conversation, adapter)", () => {
     await collectAnswer(t.client, answerInput("shared", "coding", view));
     const other = await collectAnswer(t.client, answerInput("shared", "genui", view));
     expect(other.finish.usage.cachedPromptTokens).toBe(0);
+  });
+
+  it("reuses at least 99.5 % of the ideal over 30 turns, though the answers' text re-tokenises differently", async () => {
+    // The ideal counts every token the slot holds; text-only prompts lost each answer's first sampled token
+    // (SentencePiece's space the streamed text leaves out) and all after it: 98.1 % of the ideal here.
+    const row = await measureKvReuse({
+      client: t.client,
+      adapter: "agent",
+      conversationId: "thirty-turns",
+      turns: 30,
+      renderView: (history, user) => renderAppendOnlyView("agent", history, user),
+    });
+    expect(row.shareOfIdeal).toBeGreaterThanOrEqual(0.995);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEFAULT_ADAPTER_IDS, WIRE_VERSION } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { BARE_BASE_ADAPTER, startTestNode, type TestNode } from "../harness/start-test-node.ts";
@@ -24,8 +24,10 @@ describe.each([
     t = await startTestNode({ natsUrl: nats.url, models: pick(inject("models")) });
   });
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
     await t?.stop();
     await nats?.dispose();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   });
 
   it("each adapter answers differently from the bare base for the same view", async () => {

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EngineFailureError, WIRE_VERSION } from "../../schema/wire/v1/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import { startGpuNode, type GpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
-import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
-import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { createMemoryLogger } from "../harness/start-test-node.ts";
@@ -46,9 +46,11 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await node?.stop(0);
   await Promise.allSettled([client?.close(), nodeNc?.close()]);
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 const completion = (pieces: string[], cached: number | null, model = "chat") =>

@@ -3,8 +3,10 @@ import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NODE_STATUS_BUCKET, WIRE_VERSION, buildNodeStatusKey } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
+import { findFreePort } from "../harness/free-port.ts";
+import { startOtlpReceiver } from "../harness/start-otlp-receiver.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 
 let nats: NatsServerHandle;
@@ -15,8 +17,10 @@ beforeAll(async () => {
   client = await connect({ servers: nats.url });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await client?.close();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 function spawnNode(env: Record<string, string>): ChildProcessWithoutNullStreams & { output: () => string } {
@@ -95,5 +99,60 @@ describe("the GPU node process", () => {
     await expect
       .poll(async () => (await kv.get(buildNodeStatusKey("proc-b")))?.operation ?? "gone", { timeout: 6_000 })
       .toBe("gone");
+  });
+
+  it("prints its metrics URL and serves Prometheus text there when MOL_METRICS_PORT is set", async () => {
+    const port = await findFreePort();
+    const child = spawnNode({ ...nodeEnv("proc-m"), MOL_METRICS_PORT: String(port) });
+    const url = `http://127.0.0.1:${port}/metrics`;
+    await waitForOutput(child, `molmesh gpu node proc-m metrics ${url}`);
+    await requestRoute(client, {
+      version: WIRE_VERSION,
+      type: "route",
+      requestId: "proc-metrics-route",
+      conversationId: "proc-m",
+      view: "user: hello\nlabel:",
+      timeoutMs: 10_000,
+    });
+    const text = await (await fetch(url)).text();
+    expect(text).toMatch(/^molmesh_hops_total\{[^}]*hop="route"[^}]*outcome="ok"[^}]*\} 1$/m);
+    expect(text).toContain('node_id="proc-m"');
+    expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+    child.kill("SIGTERM");
+    expect(await exitCode(child)).toBe(0);
+  });
+
+  it("exports hop spans over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, in the caller's trace", async () => {
+    const collector = await startOtlpReceiver();
+    try {
+      const child = spawnNode({ ...nodeEnv("proc-t"), OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+      await waitForOutput(child, "molmesh gpu node proc-t ready");
+      const traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
+      await requestRoute(
+        client,
+        {
+          version: WIRE_VERSION,
+          type: "route",
+          requestId: "proc-traced-route",
+          conversationId: "proc-t",
+          view: "user: hello\nlabel:",
+          timeoutMs: 10_000,
+        },
+        { trace: { requestId: "req_proc", traceparent: `00-${traceId}-00f067aa0ba902b7-01` } },
+      );
+      // SIGTERM flushes the batch before exit.
+      child.kill("SIGTERM");
+      expect(await exitCode(child)).toBe(0);
+      const span = collector.spans().find((s) => s.traceId === traceId && s.name === "hop route");
+      expect(span).toMatchObject({ service: "molmesh-gpu-node" });
+      expect(span?.attributes).toMatchObject({
+        "molmesh.request_id": "req_proc",
+        "molmesh.node_id": "proc-t",
+      });
+      // The parent is the caller's hop span (this process's no-op tracer passes the traceparent's own span on).
+      expect(span?.parentSpanId).toBe("00f067aa0ba902b7");
+    } finally {
+      await collector.close();
+    }
   });
 });

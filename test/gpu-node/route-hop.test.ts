@@ -6,7 +6,7 @@ import {
   SPECIALIST_LABELS,
   WIRE_VERSION,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -18,8 +18,10 @@ beforeAll(async () => {
   t = await startTestNode({ natsUrl: nats.url, models: inject("models") });
 });
 afterAll(async () => {
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
   await t?.stop();
   await nats?.dispose();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 const routeInput = (view: string, i: number) => ({

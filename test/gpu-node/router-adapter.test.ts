@@ -14,8 +14,8 @@ import {
   decodeWireMessage,
   nodeStatusSchema,
 } from "../../schema/wire/v1/index.ts";
-import { renderExamplePrompt } from "../../infra/router/render-router-prompts.ts";
-import { requestRoute } from "../../workers/src/gpu/hop-client.ts";
+import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -42,9 +42,9 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await healthy?.stop();
-  await broken?.stop();
-  await nats?.dispose();
+  await healthy.stop();
+  await broken.stop();
+  await nats.dispose();
 });
 
 const route = (t: TestNode, view: string, i: number) =>

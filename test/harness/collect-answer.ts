@@ -1,10 +1,17 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import { WIRE_VERSION, type AnswerRequestInput, type FinishPart } from "../../schema/wire/v1/index.ts";
-import { streamAnswer } from "../../workers/src/gpu/answer-stream.ts";
-import type { HopCallOptions } from "../../workers/src/gpu/hop-client.ts";
+import {
+  WIRE_VERSION,
+  type AnswerRequestInput,
+  type FinishPart,
+  type ToolCallDeltaPart,
+} from "../../schema/wire/v1/index.ts";
+import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import type { HopCallOptions } from "../../schema/wire/client/hop-client.ts";
 
 export interface CollectedAnswer {
   deltas: string[];
+  /** Function-call argument deltas, in order (answers under a `tools` constraint). */
+  toolDeltas: ToolCallDeltaPart[];
   text: string;
   finish: FinishPart;
   revision: string;
@@ -40,6 +47,7 @@ export async function collectAnswer(
   options: HopCallOptions = {},
 ): Promise<CollectedAnswer> {
   const deltas: string[] = [];
+  const toolDeltas: ToolCallDeltaPart[] = [];
   let finish: FinishPart | undefined;
   let revision = "";
   let nodeId = "";
@@ -48,8 +56,9 @@ export async function collectAnswer(
       revision = part.revision;
       nodeId = part.nodeId;
     } else if (part.type === "text-delta") deltas.push(part.delta);
+    else if (part.type === "tool-call-delta") toolDeltas.push(part);
     else finish = part;
   }
   if (!finish) throw new Error("stream ended without finish");
-  return { deltas, text: deltas.join(""), finish, revision, nodeId };
+  return { deltas, toolDeltas, text: deltas.join(""), finish, revision, nodeId };
 }

@@ -17,6 +17,8 @@ export interface TestMesh {
   edge: EdgeProcess;
   /** The edge's local Durable Object and D1 state (`wrangler dev --persist-to`). */
   persistDir: string;
+  /** Every line `wrangler dev` printed (stdout and stderr): the Worker's request log lines among them. */
+  edgeLogs: string[];
   /** `fetch` against the edge with the test key. */
   api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   /** Stops the edge and starts it again on the same local state (Durable Objects, D1), as a deploy or crash would. */
@@ -49,7 +51,9 @@ export async function startTestMesh(
           ...(options.wrapEngine ? { wrapEngine: options.wrapEngine } : {}),
         });
   const persistDir = await mkdtemp(join(tmpdir(), "molmesh-edge-"));
+  const edgeLogs: string[] = [];
   const edgeSettings = {
+    onLog: (line: string) => void edgeLogs.push(line),
     natsWsUrl: nats.wsUrl,
     devApiKey: TEST_API_KEY,
     ...(options.adminToken ? { adminToken: options.adminToken } : {}),
@@ -61,6 +65,7 @@ export async function startTestMesh(
     nats,
     node,
     persistDir,
+    edgeLogs,
     get edge() {
       return edge;
     },

@@ -60,7 +60,12 @@ export async function startTestNode(options: {
   models: TestModelPaths;
   nodeId?: string;
   engine?: Partial<LlamaEngineOptions>;
-  node?: Partial<Pick<GpuNodeOptions, "maxConcurrent" | "heartbeatIntervalMs" | "heartbeatTtlMs">>;
+  node?: Partial<
+    Pick<
+      GpuNodeOptions,
+      "maxConcurrent" | "heartbeatIntervalMs" | "heartbeatTtlMs" | "metricsPort" | "tracer"
+    >
+  >;
   /** Wraps the real engine (e.g. to hold one request long enough to observe it in flight). */
   wrapEngine?: (engine: Engine) => Engine;
 }): Promise<TestNode> {

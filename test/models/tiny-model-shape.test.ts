@@ -104,7 +104,7 @@ describe("the tiny SPM vocabulary", () => {
       "system",
     ]) {
       for (let end = 1; end <= word.length; end++) {
-        expect(ids.has(SPM_SPACE + word.slice(0, end)), `${word.slice(0, end)}`).toBe(true);
+        expect(ids.has(SPM_SPACE + word.slice(0, end)), word.slice(0, end)).toBe(true);
       }
     }
     const scoreOf = (token: string): number => vocab.scores[ids.get(token) ?? -1] ?? Number.NaN;

@@ -31,7 +31,7 @@ export function createStreamingEngine(adapters: readonly string[]): StreamingEng
       return cancelled;
     },
     async generate(request) {
-      if (request.constraint) return result(request.constraint.choices[0] ?? "", 1);
+      if (request.constraint?.type === "choice") return result(request.constraint.choices[0] ?? "", 1);
       if (request.prompt.includes(HOLD_UNTIL_CANCELLED)) {
         request.onTextDelta?.("x");
         await new Promise<void>((resolve) => {

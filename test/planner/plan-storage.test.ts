@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatByteSize, formatParameterCount, formatPercent } from "../../infra/cli/format-magnitude.ts";
+import { formatByteSize, formatParameterCount, formatPercent } from "../../infra/cli/run-plan-command.ts";
 import {
   countLoraParameters,
   estimateKvCacheBytes,

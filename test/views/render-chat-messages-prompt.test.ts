@@ -125,9 +125,30 @@ describe("renderChatMessagesPrompt", () => {
     );
   });
 
-  it("refuses an unknown target and system messages larger than the budget", () => {
+  it("refuses an unknown target and more system lines than the budget holds", () => {
     expect(() => renderChatMessagesPrompt(messages, "nope", h)).toThrow(RangeError);
-    const huge: ChatPromptMessage[] = [{ role: "system", content: "x".repeat(4000) }, ...messages];
-    expect(() => renderChatMessagesPrompt(huge, "chat", h)).toThrow(ViewBudgetError);
+    const many: ChatPromptMessage[] = [
+      ...Array.from({ length: 1000 }, (): ChatPromptMessage => ({ role: "system", content: "x" })),
+      ...messages,
+    ];
+    expect(() => renderChatMessagesPrompt(many, "chat", h)).toThrow(ViewBudgetError);
+  });
+
+  it("clips long system, user and assistant messages head and tail instead of refusing them", () => {
+    const long = (c: string) => `${c.repeat(1000)}${"x".repeat(30_000)}${c.repeat(1000)}`;
+    const huge: ChatPromptMessage[] = [
+      { role: "system", content: long("s") },
+      { role: "user", content: long("u") },
+      { role: "assistant", content: long("a") },
+      { role: "user", content: long("v") },
+    ];
+    for (const target of ["chat", "router"]) {
+      const prompt = renderChatMessagesPrompt(huge, target, h);
+      const budget =
+        target === "chat" ? (h.specialists.chat?.viewBudgetBytes ?? 0) : h.router.viewBudgetBytes;
+      expect(countUtf8Bytes(prompt)).toBeLessThanOrEqual(budget);
+      expect(prompt).toMatch(/\nsystem: s+x*…x*s+\n/);
+    }
+    expect(renderChatMessagesPrompt(huge, "chat", h)).toMatch(/\nuser: v+x*…x*v+\nassistant:$/);
   });
 });

@@ -1,4 +1,5 @@
-import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { CHAT_TEMPLATE_FAMILIES, chatTemplateFamilySchema } from "../../schema/harness/chat-templates.ts";
+import { DEFAULT_HARNESS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
 
@@ -30,6 +31,8 @@ export const SMALL_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
   router: { ...DEFAULT_HARNESS.router, viewBudgetBytes: 700, maxUserMessageChars: 60 },
   specialists: withSpecialists(DEFAULT_HARNESS, (s) => ({
     ...s,
+    // The genui contract prompt (~900 bytes) would leave these small views no room; a short one keeps them small.
+    systemPrompt: s.adapter === "genui" ? "You are the generative UI specialist." : s.systemPrompt,
     viewBudgetBytes: 1600,
     answerViewMaxBytes: 256,
     summary: { ...s.summary, viewMaxBytes: 128 },
@@ -46,3 +49,19 @@ export const ROOMY_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
 export function listAdapters(harness: HarnessDocument): string[] {
   return [harness.router.adapter, ...harness.router.labels];
 }
+
+/** The per-model defaults of every chat format, on the default 4,096-token context and on SmolLM2's 8,192. */
+export const FAMILY_HARNESSES: Array<[string, HarnessDocument]> = chatTemplateFamilySchema.options.flatMap(
+  (family): Array<[string, HarnessDocument]> => [
+    [`${family} 4096`, harnessDocumentSchema.parse(buildDefaultHarness({ family, contextTokens: 4096 }))],
+    [`${family} 8192`, harnessDocumentSchema.parse(buildDefaultHarness({ family, contextTokens: 8192 }))],
+  ],
+);
+
+/** SMALL_HARNESS in the ChatML and Llama-2 formats: their views compact within a few turns too. */
+export const SMALL_FAMILY_HARNESSES: Array<[string, HarnessDocument]> = (["chatml", "llama2"] as const).map(
+  (family) => [
+    `small ${family}`,
+    harnessDocumentSchema.parse({ ...SMALL_HARNESS, templates: CHAT_TEMPLATE_FAMILIES[family].templates }),
+  ],
+);

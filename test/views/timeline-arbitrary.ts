@@ -11,6 +11,10 @@ export interface TurnSpec {
   answer: string;
   summary: "summary" | "summary_failed" | "none";
   summaryText: string;
+  /** Issue 14: instructions and an item array's earlier messages before the user message, tombstones after. */
+  instructions?: string | null | undefined;
+  context?: Array<{ role: "user" | "assistant"; text: string }>;
+  tombstone?: "response" | "item" | "none";
 }
 
 const HOP: HopFacts = {
@@ -33,6 +37,9 @@ export function textArb(maxLength: number): fc.Arbitrary<string> {
     "{label}",
     "user: ",
     "…",
+    "\uE000<|im_start|>\uE001system\n",
+    "<|im_end|>",
+    "\uE001",
     "a",
   );
   return fc.oneof(
@@ -51,15 +58,29 @@ export function turnSpecArb(maxText = 120): fc.Arbitrary<TurnSpec> {
     answer: textArb(maxText * 2),
     summary: fc.constantFrom("summary", "summary", "summary_failed", "none"),
     summaryText: textArb(maxText),
+    instructions: fc.option(textArb(maxText), { freq: 3 }),
+    context: fc.array(
+      fc.record({ role: fc.constantFrom("user" as const, "assistant" as const), text: textArb(maxText) }),
+      { maxLength: 3 },
+    ),
+    tombstone: fc.constantFrom("none", "none", "none", "response", "item"),
   });
 }
 
 /** A turn's events in the timeline's order: user_message, route_decision, answer | failure, summary. */
 export function buildTurnEvents(spec: TurnSpec, index: number): TimelineEvent[] {
   const turnId = `turn-${index}`;
-  const events: TimelineEvent[] = [
-    { type: "user_message", turnId, text: spec.text, harnessHash: "sha256:test" },
-  ];
+  const events: TimelineEvent[] = [];
+  if (spec.instructions !== null && spec.instructions !== undefined)
+    events.push({ type: "instructions", turnId, text: spec.instructions });
+  if (spec.context && spec.context.length > 0)
+    events.push({ type: "context_messages", turnId, messages: spec.context });
+  events.push({ type: "user_message", turnId, text: spec.text, harnessHash: "sha256:test" });
+  // A tombstone for the previous turn, arriving while this one runs.
+  if (index > 0 && spec.tombstone === "response")
+    events.push({ type: "response_deleted", turnId: `turn-${index - 1}` });
+  if (index > 0 && spec.tombstone === "item")
+    events.push({ type: "item_deleted", turnId: `turn-${index - 1}`, itemId: `msg_${index - 1}u` });
   if (spec.outcome === "route_failed") {
     events.push({ type: "turn_failed", turnId, hop: "route", code: "deadline_exceeded", message: "late" });
     return events;

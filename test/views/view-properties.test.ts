@@ -17,13 +17,21 @@ import {
   renderSummaryPrompt,
 } from "../../workers/src/views/render-prompts.ts";
 import { applyEventToViews, buildConversationViews } from "../../workers/src/views/views-reducer.ts";
-import { LARGE_HARNESS, SMALL_HARNESS, listAdapters } from "./test-harnesses.ts";
+import {
+  FAMILY_HARNESSES,
+  LARGE_HARNESS,
+  SMALL_FAMILY_HARNESSES,
+  SMALL_HARNESS,
+  listAdapters,
+} from "./test-harnesses.ts";
 import { timelineArb } from "./timeline-arbitrary.ts";
 
 const HARNESSES: Array<[string, HarnessDocument]> = [
   ["default", DEFAULT_HARNESS],
   ["small", SMALL_HARNESS],
   ["large", LARGE_HARNESS],
+  ...FAMILY_HARNESSES,
+  ...SMALL_FAMILY_HARNESSES,
 ];
 
 /** Byte-prefix, not string prefix: the KV cache is about bytes (and tokens) the engine already holds. */
@@ -78,7 +86,9 @@ describe.each(HARNESSES)("views under the %s harness", (_name, harness) => {
                 ? renderAnswerPrompt(views, event.adapter, harness)
                 : null;
           if (event.type === "summary")
-            expect(renderSummaryPrompt(views, event.adapter, harness)).toContain("summary:");
+            expect(renderSummaryPrompt(views, event.adapter, harness)).toContain(
+              harness === DEFAULT_HARNESS ? "summary:" : harness.templates.summaryCue,
+            );
           views = applyEventToViews(views, event, harness);
           if (event.type === "route_decision") {
             expect(isBytePrefix(prompt ?? "", readViewText(views, harness.router.adapter))).toBe(true);
@@ -127,6 +137,27 @@ describe.each(HARNESSES)("views under the %s harness", (_name, harness) => {
     );
   });
 });
+
+describe.each([...FAMILY_HARNESSES, ...SMALL_FAMILY_HARNESSES])(
+  "views in the %s format",
+  (_name, harness) => {
+    it("hold special-token sentinels only where a template put them: client text cannot open a turn", () => {
+      const strip = (text: string) => text.replace(/[\uE000\uE001]/g, "");
+      fc.assert(
+        fc.property(timelineArb(8), (events) => {
+          const stripped = events.map((event) =>
+            "text" in event ? { ...event, text: strip(event.text) } : event,
+          ) as TimelineEvent[];
+          const views = buildConversationViews(events, harness);
+          expect(snapshotTexts(views, harness)).toEqual(
+            snapshotTexts(buildConversationViews(stripped, harness), harness),
+          );
+        }),
+        { numRuns: 30, ...PROPERTY_LIMITS },
+      );
+    });
+  },
+);
 
 describe("views across turns", () => {
   it("keep each adapter's whole view as a prefix of every later view when nothing compacts", () => {

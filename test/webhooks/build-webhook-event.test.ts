@@ -5,7 +5,7 @@ import {
   buildSummaryCreatedEvent,
   buildTurnCompletedEvent,
   buildTurnFailedEvent,
-} from "../../workers/src/webhooks/build-webhook-event.ts";
+} from "../../workers/src/api/format/build-webhook-event.ts";
 
 function turn(overrides: Partial<TurnRecord> = {}): TurnRecord {
   return {

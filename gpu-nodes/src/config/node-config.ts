@@ -58,6 +58,9 @@ export const nodeEnvSchema = z
     MOL_MAX_CONCURRENT: int(1, 4096).default(8),
     MOL_HEARTBEAT_INTERVAL_MS: int(100, 60_000).default(2_000),
     MOL_HEARTBEAT_TTL_MS: int(1_000, 600_000).default(10_000),
+    /** Prometheus text on `GET /metrics` at this port; 0 (the default) serves none. */
+    MOL_METRICS_PORT: int(0, 65_535).default(0),
+    MOL_METRICS_HOST: z.string().trim().min(1).default("127.0.0.1"),
     MOL_LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
   })
   .superRefine((env, ctx) => {

@@ -1,7 +1,23 @@
-import type { AdapterId, FinishReason, Usage } from "../../../schema/wire/v1/index.ts";
+import type { SubsetSchema } from "../../../schema/tools/json-schema-subset.ts";
+import type {
+  AdapterId,
+  FinishReason,
+  NodeFeature,
+  ServedModel,
+  Usage,
+} from "../../../schema/wire/v1/index.ts";
 
-/** Output constraint; each engine compiles it to its own mechanism (GBNF, `structured_outputs`, …). */
-export type EngineConstraint = { type: "choice"; choices: readonly string[] };
+/**
+ * Output constraint; each engine compiles it to its own mechanism (GBNF, `structured_outputs`, `json_schema`).
+ * `tools` constrains the text to the tool-call language of schema/tools/tool-call-text.ts: with `auto`, plain
+ * text or the marker and a call matching `callSchema`; with `required`, the marker and a call. An engine that
+ * cannot honour a constraint throws `bad_request` (the edge should have read the node's `features`).
+ */
+export type EngineConstraint =
+  | { type: "choice"; choices: readonly string[] }
+  | { type: "json_schema"; schema: SubsetSchema }
+  | { type: "json_object" }
+  | { type: "tools"; callSchema: SubsetSchema; mode: "auto" | "required" };
 
 const ESCAPES: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 const FIRST_PRINTABLE = 0x20;
@@ -27,7 +43,10 @@ export interface EngineGenerateRequest {
   adapter: AdapterId;
   /** KV slot key: the engine keeps (conversationId, adapter) warm so the next view reuses its prefix. */
   conversationId: string;
-  /** The exact prompt (the adapter's view); engines apply no chat template on top. */
+  /**
+   * The exact prompt (the adapter's view); engines apply no chat template on top. Special tokens the
+   * harness templates inserted sit between the sentinels of schema/harness/chat-templates.ts.
+   */
   prompt: string;
   maxTokens: number;
   /** 0 = greedy. */
@@ -85,9 +104,13 @@ export interface Engine {
   /** e.g. "llama.cpp", "vllm", "llama-server". */
   readonly kind: string;
   readonly baseModel: { name: string; revision: string };
+  /** The chat format, context and tokenizer the edge renders views for; absent: the edge's default harness. */
+  readonly servedModel?: ServedModel;
   readonly adapters: readonly EngineAdapterInfo[];
   /** Configured adapters that failed to load: the node serves without them and says so in its heartbeat. */
   readonly failedAdapters?: ReadonlyArray<{ id: AdapterId; reason: string }>;
+  /** Constraints beyond `choice` this engine honours; absent = none. Published in the node's heartbeat. */
+  readonly features?: readonly NodeFeature[];
   generate(request: EngineGenerateRequest): Promise<EngineGenerateResult>;
   snapshot(): EngineAdapterSlots[];
   close(): Promise<void>;

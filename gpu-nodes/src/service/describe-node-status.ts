@@ -20,6 +20,7 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
     nodeId: source.nodeId,
     engine: source.engine.kind,
     baseModel: source.engine.baseModel,
+    ...(source.engine.servedModel ? { servedModel: source.engine.servedModel } : {}),
     adapters: source.engine.adapters.map((adapter) => {
       const s = slots.find((x) => x.adapter === adapter.id);
       return {
@@ -45,5 +46,6 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
           })),
         }
       : {}),
+    features: [...(source.engine.features ?? [])],
   };
 }

@@ -10,6 +10,7 @@ import {
   type SummaryResult,
 } from "../../../schema/wire/v1/index.ts";
 import type { Engine, EngineGenerateResult } from "../engine/engine.ts";
+import { createAnswerOutput } from "./answer-output.ts";
 
 /**
  * The node's side of the three hops: each turns a validated request into engine calls and a wire reply.
@@ -34,7 +35,8 @@ export type StreamPartBody = StreamPart extends infer P
   : never;
 
 /**
- * The answer hop: `start`, then one `text-delta` per decoded chunk, then `finish`. It throws typed errors; the
+ * The answer hop: `start`, then one `text-delta` per decoded chunk (or, for a function call, `tool-call-delta`
+ * parts), then `finish`. It throws typed errors; the
  * caller turns them into the stream's single `error` part.
  */
 export async function serveAnswerHop(
@@ -52,6 +54,7 @@ export async function serveAnswerHop(
     revision: adapter.revision,
   });
   const { sampling } = request;
+  const output = createAnswerOutput(request.constraint, emit);
   const result = await ctx.engine.generate({
     adapter: request.adapter,
     conversationId: request.conversationId,
@@ -63,12 +66,14 @@ export async function serveAnswerHop(
     seed: sampling.seed,
     stop: sampling.stop,
     signal: ctx.signal,
-    onTextDelta: (delta) => emit({ type: "text-delta", delta }),
+    ...(output.engineConstraint === undefined ? {} : { constraint: output.engineConstraint }),
+    onTextDelta: (delta) => {
+      output.onTextDelta(delta);
+    },
   });
   emit({
     type: "finish",
-    finishReason: result.finishReason,
-    text: result.text,
+    ...output.finish(result),
     usage: result.usage,
     timings: {
       queueMs: result.queueMs,

@@ -3,7 +3,7 @@ import { BadRequestError, CancelledError, DeadlineExceededError } from "../../..
 export interface InFlightRequest {
   signal: AbortSignal;
   /** Stops the deadline timer and forgets the request; call once when the hop ends. */
-  finish(): void;
+  finish: () => void;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
+import { trace, type Tracer } from "@opentelemetry/api";
 import {
   HOPS,
   NODE_QUEUE_GROUP,
@@ -15,6 +16,7 @@ import {
   summaryRequestSchema,
   toWireErrorPayload,
   type Hop,
+  type Usage,
 } from "../../../schema/wire/v1/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { Admission } from "./admission.ts";
@@ -26,6 +28,8 @@ import {
   type HopContext,
   type StreamPartBody,
 } from "./hop-handlers.ts";
+import { NODE_TRACER_NAME, startHopTrace } from "./hop-trace.ts";
+import type { NodeMetrics } from "./node-metrics.ts";
 
 /** The few logging calls the service makes; pino satisfies it, tests may pass a silent one. */
 export interface NodeLogger {
@@ -43,6 +47,10 @@ export interface ServeHopsOptions {
   logger: NodeLogger;
   now: () => number;
   subjectPrefix?: string;
+  /** Where hop durations and token counts go (a Prometheus registry in production). */
+  metrics?: NodeMetrics;
+  /** Defaults to the globally registered provider's tracer (a no-op unless OTLP export is configured). */
+  tracer?: Tracer;
 }
 
 export interface HopServer {
@@ -69,7 +77,10 @@ export function serveHops(options: ServeHopsOptions): HopServer {
 
   for (const hop of HOPS) {
     const handler = (error: Error | null, msg: Msg): void => {
-      if (error) return logger.error({ err: error, hop }, "subscription error");
+      if (error) {
+        logger.error({ err: error, hop }, "subscription error");
+        return;
+      }
       track(handleHop(hop, msg, options));
     };
     subscriptions.push(
@@ -101,7 +112,7 @@ export function serveHops(options: ServeHopsOptions): HopServer {
   return {
     async stop(graceMs) {
       for (const sub of subscriptions) sub.unsubscribe();
-      const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref?.());
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
       await Promise.race([Promise.allSettled([...running]), grace]);
       inFlight.cancelAll("node is shutting down");
       await Promise.allSettled([...running]);
@@ -112,11 +123,24 @@ export function serveHops(options: ServeHopsOptions): HopServer {
 async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise<void> {
   const { admission, inFlight, logger, nodeId, now } = options;
   const receivedAt = now();
+  const hopTrace = startHopTrace(
+    options.tracer ?? trace.getTracer(NODE_TRACER_NAME),
+    hop,
+    msg.headers,
+    nodeId,
+  );
   const stream = hop === "answer" ? createStreamWriter(msg) : undefined;
+  let adapter = "unknown";
+  let outcome = "ok";
+  let usage: Usage | undefined;
   const replyError = (error: unknown, requestId: string | undefined): void => {
     const payload = toWireErrorPayload(error);
+    outcome = payload.code;
     if (payload.code !== "cancelled" && payload.code !== "deadline_exceeded") {
-      logger.warn({ hop, requestId, code: payload.code }, payload.message.split("\n")[0] ?? payload.code);
+      logger.warn(
+        { hop, requestId, ...hopTrace.logFields, code: payload.code },
+        payload.message.split("\n")[0] ?? payload.code,
+      );
     }
     if (stream) {
       stream.emit({ type: "error", error: payload });
@@ -139,23 +163,39 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
           ? decodeWireMessage(answerRequestSchema, msg.data, "request")
           : decodeWireMessage(summaryRequestSchema, msg.data, "request");
     requestId = request.requestId;
+    adapter = request.adapter;
+    hopTrace.span.setAttributes({ "molmesh.hop_id": request.requestId, "molmesh.adapter": adapter });
     release = admission.enter();
     const running = inFlight.start(request.requestId, request.timeoutMs);
     finish = running.finish;
     const ctx: HopContext = { engine: options.engine, nodeId, now, signal: running.signal, receivedAt };
     if (request.type === "answer" && stream) {
-      await serveAnswerHop(request, ctx, stream.emit);
+      await serveAnswerHop(request, ctx, (part) => {
+        if (part.type === "finish") usage = part.usage;
+        stream.emit(part);
+      });
       stream.end();
     } else if (request.type === "route") {
-      msg.respond(encodeWireMessage(await serveRouteHop(request, ctx)));
+      const result = await serveRouteHop(request, ctx);
+      usage = result.usage;
+      msg.respond(encodeWireMessage(result));
     } else if (request.type === "summary") {
-      msg.respond(encodeWireMessage(await serveSummaryHop(request, ctx)));
+      const result = await serveSummaryHop(request, ctx);
+      usage = result.usage;
+      msg.respond(encodeWireMessage(result));
     }
   } catch (error) {
     replyError(error, requestId);
   } finally {
     finish?.();
     release?.();
+    const durationMs = now() - receivedAt;
+    options.metrics?.recordHop(hop, adapter, outcome, durationMs / 1000, usage);
+    hopTrace.end(outcome);
+    logger.info(
+      { hop, requestId, ...hopTrace.logFields, adapter, outcome, durationMs: Math.round(durationMs), usage },
+      "hop served",
+    );
   }
 }
 

@@ -1,8 +1,10 @@
 import type { NatsConnection } from "@nats-io/nats-core";
+import type { Tracer } from "@opentelemetry/api";
 import type { Engine } from "../engine/engine.ts";
 import { Admission } from "./admission.ts";
 import { describeNodeStatus } from "./describe-node-status.ts";
 import { InFlightRequests } from "./in-flight-requests.ts";
+import { NodeMetrics, startMetricsServer, type MetricsServer } from "./node-metrics.ts";
 import { startHeartbeat } from "./publish-heartbeat.ts";
 import { serveHops, type NodeLogger } from "./serve-hops.ts";
 
@@ -25,10 +27,19 @@ export interface GpuNodeOptions {
   now: () => number;
   /** Wall clock (unix ms), for heartbeat timestamps. */
   clock: () => number;
+  /** Serve Prometheus text on this port (`GET /metrics`); 0 or undefined serves none. */
+  metricsPort?: number;
+  /** Interface the metrics server listens on; default 127.0.0.1. */
+  metricsHost?: string;
+  /** Hop spans go here; default: the globally registered provider's tracer. */
+  tracer?: Tracer;
 }
 
 export interface GpuNode {
   readonly nodeId: string;
+  readonly metrics: NodeMetrics;
+  /** Where Prometheus scrapes this node, when a metrics port was given. */
+  readonly metricsUrl: string | undefined;
   /** Drains hops (up to `graceMs`), removes the heartbeat and closes the engine; the NATS connection is the caller's. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -39,7 +50,11 @@ export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
   const inFlight = new InFlightRequests();
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
   const startedAt = options.clock();
-  const server = serveHops({ ...options, admission, inFlight });
+  const metrics = new NodeMetrics({ engine: options.engine, admission, nodeId: options.nodeId });
+  const metricsServer: MetricsServer | undefined = options.metricsPort
+    ? await startMetricsServer(metrics.registry, options.metricsPort, options.metricsHost ?? "127.0.0.1")
+    : undefined;
+  const server = serveHops({ ...options, admission, inFlight, metrics });
   const heartbeat = await startHeartbeat({
     nc: options.nc,
     nodeId: options.nodeId,
@@ -49,17 +64,26 @@ export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
     describe: () => describeNodeStatus({ ...options, admission, startedAt, heartbeatIntervalMs }),
   }).catch(async (error: unknown) => {
     await server.stop(0);
+    await metricsServer?.close();
     throw error;
   });
-  options.logger.info({ engine: options.engine.kind }, "gpu node serving");
+  options.logger.info(
+    { engine: options.engine.kind, servedModel: options.engine.servedModel, metricsUrl: metricsServer?.url },
+    "gpu node serving",
+  );
+  const formatWarning = options.engine.servedModel?.warning;
+  if (formatWarning) options.logger.warn({ servedModel: options.engine.servedModel }, formatWarning);
   let stopped: Promise<void> | undefined;
   return {
     nodeId: options.nodeId,
+    metrics,
+    metricsUrl: metricsServer?.url,
     stop(graceMs = DEFAULT_SHUTDOWN_GRACE_MS) {
       stopped ??= (async () => {
         await server.stop(graceMs);
         await heartbeat.stop();
         await options.engine.close();
+        await metricsServer?.close();
       })();
       return stopped;
     },

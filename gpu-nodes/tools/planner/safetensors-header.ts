@@ -60,9 +60,12 @@ function parseSafetensorsHeader(json: string): SafetensorsHeader {
   try {
     raw = JSON.parse(json);
   } catch (error: unknown) {
-    throw new Error(`safetensors header is not JSON: ${error instanceof Error ? error.message : error}`, {
-      cause: error,
-    });
+    throw new Error(
+      `safetensors header is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new Error("safetensors header is not a JSON object");

@@ -1,6 +1,6 @@
 """Trains l0, the router LoRA, on SmolLM2 and exports it as a llama.cpp LoRA GGUF.
 
-Input is the JSONL that infra/router/render-router-prompts.ts writes: each example's route prompt already
+Input is the JSONL that test/bench/routing/render-router-prompts.ts writes: each example's route prompt already
 built by the edge's view code and tokenized by the node's tokenizer, so this file knows nothing about the view
 format. The loss is the label tokens' cross-entropy after the route cue (the only tokens l0 ever decodes).
 The base weights come from the same Q4_1 GGUF the node serves (dequantized by transformers' GGUF loader),

@@ -17,12 +17,39 @@ export const adapterStatusSchema = z.object({
 });
 export type AdapterStatus = z.infer<typeof adapterStatusSchema>;
 
+/** The chat formats views can be rendered in (schema/harness/chat-templates.ts holds their templates). */
+export const templateFamilySchema = z.enum(["plain", "chatml", "llama3", "llama2"]);
+export type TemplateFamily = z.infer<typeof templateFamilySchema>;
+
+/** What the edge renders and budgets a view for: the served model's chat format, context and tokenizer. */
+export const servedModelSchema = z.object({
+  templateFamily: templateFamilySchema,
+  /** KV tokens per slot: every hop's prompt + completion must fit. */
+  contextTokens: z.int().positive(),
+  /** e.g. "gpt2/smollm" (GGUF tokenizer.ggml.model / .pre), or the HTTP engine's model name. */
+  tokenizer: z.string(),
+  /** Why the node fell back to the plain format, when it did. */
+  warning: z.string().optional(),
+});
+export type ServedModel = z.infer<typeof servedModelSchema>;
+
+/** Output constraints a node may advertise: `output:<constraint type>`, and `output:tools-auto` for `choice: "auto"`. */
+export const NODE_FEATURES = [
+  "output:json_schema",
+  "output:json_object",
+  "output:tools",
+  "output:tools-auto",
+] as const;
+export type NodeFeature = (typeof NODE_FEATURES)[number];
+
 /** The heartbeat each node writes to the JetStream KV bucket; the bucket's TTL removes silent nodes. */
 export const nodeStatusSchema = z.object({
   version: wireVersionSchema,
   nodeId: z.string(),
   engine: z.string(),
   baseModel: z.object({ name: z.string(), revision: z.string() }),
+  /** Absent from nodes of earlier builds: the edge then uses its default harness. */
+  servedModel: servedModelSchema.optional(),
   adapters: z.array(adapterStatusSchema),
   inFlight: z.int().nonnegative(),
   maxConcurrent: z.int().positive(),
@@ -34,5 +61,10 @@ export const nodeStatusSchema = z.object({
   heartbeatIntervalMs: z.int().positive(),
   /** Configured adapters that failed to load (the node serves no hop for them); absent when none did. */
   failedAdapters: z.array(z.object({ id: adapterIdSchema, reason: z.string().max(2000) })).optional(),
+  /**
+   * What this node's engine can do beyond free text (see {@link NODE_FEATURES}); absent on nodes that predate
+   * the list, which can do none of it. The edge sends a constrained answer only to a node that lists it.
+   */
+  features: z.array(z.string().max(64)).max(32).default([]),
 });
 export type NodeStatus = z.infer<typeof nodeStatusSchema>;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { wireErrorPayloadSchema } from "./error-code.ts";
-import { finishReasonSchema } from "./finish-reason.ts";
+import { answerFinishReasonSchema } from "./finish-reason.ts";
+import { toolCallSchema } from "./output-constraint.ts";
 import { timingsSchema, usageSchema } from "./usage.ts";
 import { wireVersionSchema } from "./version.ts";
 
@@ -27,12 +28,30 @@ export const textDeltaPartSchema = z.object({
   delta: z.string(),
 });
 
+/**
+ * A slice of one function call's arguments (JSON text) as it is decoded, under a `tools` constraint. Calls
+ * are numbered from 0 in order; `id` and `name` repeat on every delta of a call, so any delta stands alone.
+ */
+export const toolCallDeltaPartSchema = z.object({
+  ...partBase,
+  type: z.literal("tool-call-delta"),
+  index: z.int().nonnegative(),
+  id: z.string(),
+  name: z.string(),
+  argumentsDelta: z.string(),
+});
+
 export const finishPartSchema = z.object({
   ...partBase,
   type: z.literal("finish"),
-  finishReason: finishReasonSchema,
-  /** The whole answer, so a receiver can check the deltas it assembled. */
+  finishReason: answerFinishReasonSchema,
+  /** The whole text answer (the text deltas joined), so a receiver can check what it assembled. */
   text: z.string(),
+  /**
+   * With finishReason `tool_calls`: every call, each one's `arguments` equal to its deltas joined and valid
+   * against its tool's schema. Absent otherwise (a call cut off by `length` has only its deltas).
+   */
+  toolCalls: z.array(toolCallSchema).min(1).optional(),
   usage: usageSchema,
   timings: timingsSchema,
 });
@@ -46,11 +65,13 @@ export const errorPartSchema = z.object({
 export const streamPartSchema = z.discriminatedUnion("type", [
   startPartSchema,
   textDeltaPartSchema,
+  toolCallDeltaPartSchema,
   finishPartSchema,
   errorPartSchema,
 ]);
 export type StreamPart = z.infer<typeof streamPartSchema>;
 export type StartPart = z.infer<typeof startPartSchema>;
 export type TextDeltaPart = z.infer<typeof textDeltaPartSchema>;
+export type ToolCallDeltaPart = z.infer<typeof toolCallDeltaPartSchema>;
 export type FinishPart = z.infer<typeof finishPartSchema>;
 export type ErrorPart = z.infer<typeof errorPartSchema>;

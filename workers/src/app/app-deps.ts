@@ -1,13 +1,14 @@
 import type { ConversationIndex } from "../conversation/conversation-index.ts";
 import type { TenantLimiter } from "../limits/tenant-limits.ts";
 import type { ConversationDirectory } from "../conversation/conversation-rpc.ts";
-import type { FleetHealth } from "../fleet/fleet-health.ts";
+import type { FleetHealth } from "../fleet/fleet-view.ts";
 import type { GenuiComponentStore } from "../genui/genui-component-store.ts";
 import type { Principal } from "../tenancy/api-key-scope.ts";
 import type { TenantStore } from "../tenancy/tenant-store.ts";
 import type { WebhookUrlPolicy } from "../webhooks/check-webhook-url.ts";
 import type { WebhookDeliveryLog } from "../webhooks/webhook-queue.ts";
 import type { WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
+import type { RequestTelemetry } from "./request-telemetry.ts";
 
 /** Everything the HTTP layer needs, injected per request by the runtime adapter (Cloudflare in production). */
 export interface AppDeps {
@@ -33,7 +34,9 @@ export interface AppDeps {
   /** MOL_GENUI_SANDBOX_ORIGIN: where component frames are served; unset on the local mesh (see genui-routes.ts). */
   genuiSandboxOrigin: string | undefined;
   /** Random id with a type prefix (`conv_…`). */
-  newId: (prefix: string) => string;
+  newId(prefix: string): string;
+  /** Where each request's log line goes; default: one JSON line on the console. */
+  telemetry?: RequestTelemetry;
 }
 
 export type AppEnv = {

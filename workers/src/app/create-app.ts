@@ -6,32 +6,32 @@ import { readBearerToken } from "./access-guards.ts";
 import type { AppDeps, AppEnv } from "./app-deps.ts";
 import { registerChatCompletionRoutes } from "./routes/chat-completion-routes.ts";
 import { registerConversationRoutes } from "./routes/conversation-routes.ts";
-import { registerHealthRoutes } from "./routes/health-routes.ts";
-import { registerModelRoutes } from "./routes/model-routes.ts";
+import { registerHealthRoutes, registerModelRoutes } from "./routes/health-routes.ts";
 import { registerResponseRoutes } from "./routes/response-routes.ts";
 import { registerAdminRoutes } from "./routes/admin-routes.ts";
 import { registerAuditLogRoutes } from "./routes/audit-log-routes.ts";
 import { registerOpenApiPaths } from "./register-openapi-paths.ts";
 import { registerWebhookOpenApiPaths } from "./register-webhook-openapi-paths.ts";
+import { registerResponseOpenApiPaths } from "./register-response-openapi-paths.ts";
 import { registerInboundHookRoutes } from "./routes/inbound-hook-routes.ts";
 import { registerWebhookEndpointRoutes } from "./routes/webhook-endpoint-routes.ts";
 import { genuiOriginGuard, registerGenuiRoutes } from "./routes/genui-routes.ts";
 import { registerGenuiOpenApiPaths } from "./register-genui-openapi-paths.ts";
+import { observeRequests } from "./observe-request.ts";
+import { limitWrites } from "./admit-turn.ts";
+import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
 
 /**
  * The public API (OpenAI-compatible, under /v1). Runtime-agnostic: the adapter passes `resolveDeps`, which turns
- * the runtime's bindings into {@link AppDeps} per request.
+ * the runtime's bindings into {@link AppDeps} per request; `trace` is the request's id and W3C trace context, for
+ * whatever the deps send on (turn requests to a conversation, and so hops to a node).
  */
-export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<AppEnv> {
+export function createApp(
+  resolveDeps: (env: unknown, request: { trace: HopTraceContext }) => AppDeps,
+): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
 
-  app.use("*", async (c, next) => {
-    const requestId = `req_${crypto.randomUUID().replace(/-/g, "")}`;
-    c.set("requestId", requestId);
-    c.set("deps", resolveDeps(c.env));
-    await next();
-    c.res.headers.set("x-request-id", requestId);
-  });
+  app.use("*", observeRequests(resolveDeps));
   app.use("*", genuiOriginGuard);
 
   app.use("/v1/*", async (c, next) => {
@@ -45,6 +45,8 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
     c.set("principal", principal);
     await next();
   });
+  // One registration: in Hono `/x/*` also matches `/x`, so listing both would count a write twice.
+  app.use("/v1/*", limitWrites);
 
   registerHealthRoutes(app);
   registerModelRoutes(app);
@@ -60,6 +62,7 @@ export function createApp(resolveDeps: (env: unknown) => AppDeps): OpenAPIHono<A
   registerOpenApiPaths(app);
   registerWebhookOpenApiPaths(app);
   registerGenuiOpenApiPaths(app);
+  registerResponseOpenApiPaths(app);
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });
 
   app.notFound((c) =>

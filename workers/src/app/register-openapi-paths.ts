@@ -1,6 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
-import { readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
+import { MAX_MESSAGE_BYTES } from "../api/schemas/request-limits.ts";
 import {
   conversationIdParamsSchema,
   createConversationBodySchema,
@@ -19,7 +18,7 @@ import {
 } from "../api/schemas/tenancy-schemas.ts";
 import type { AppEnv } from "./app-deps.ts";
 
-const limits = { maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) };
+const limits = { maxMessageBytes: MAX_MESSAGE_BYTES };
 const json = describeJsonResponse;
 const errors = {
   400: json("Invalid request (OpenAI error envelope)"),
@@ -54,9 +53,18 @@ export function registerOpenApiPaths(app: OpenAPIHono<AppEnv>): void {
   const paths = [
     createRoute({
       method: "get",
-      path: "/healthz",
-      responses: { 200: json("NATS reachable and a GPU node live"), 503: json("Not serving") },
+      path: "/livez",
+      responses: { 200: json("The edge runs") },
     }),
+    ...["/readyz", "/healthz"].map((path) =>
+      createRoute({
+        method: "get",
+        path,
+        description:
+          "Public: only `status`. With the admin token as bearer: NATS, live nodes and their load.",
+        responses: { 200: json("NATS reachable and a GPU node live"), 503: json("Not serving") },
+      }),
+    ),
     createRoute({
       method: "get",
       path: "/v1/models",

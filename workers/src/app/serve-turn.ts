@@ -1,4 +1,4 @@
-import type { ApiError } from "../api/errors/api-error.ts";
+import { ApiError } from "../api/errors/api-error.ts";
 import {
   createIdempotencyInFlightError,
   createIdempotencyMismatchError,
@@ -9,13 +9,37 @@ import type { StartTurnResult } from "../conversation/conversation-rpc.ts";
 import type { TurnRecord, TurnStreamPart } from "../conversation/turn-record.ts";
 import { readPartStream } from "../lib/create-part-stream.ts";
 
-/** A refused turn (unknown conversation, idempotency conflict) as the error the client gets. */
+/**
+ * A refused turn (unknown conversation, previous response or item; idempotency conflict) as the error the client
+ * gets. `previousResponseId` names the response the request chained from.
+ */
 export function toRefusalError(
   result: Extract<StartTurnResult, { ok: false }>,
   conversationId: string,
+  previousResponseId?: string,
 ): ApiError {
-  switch (result.refusal.status) {
+  const { refusal } = result;
+  switch (refusal.status) {
+    case 400:
+      return new ApiError({
+        status: 400,
+        type: "invalid_request_error",
+        code: "invalid_value",
+        param: refusal.param ?? null,
+        message: refusal.message,
+      });
     case 404:
+      if (refusal.code === "item_not_found")
+        return new ApiError({
+          status: 404,
+          type: "invalid_request_error",
+          code: "item_not_found",
+          param: "input",
+          message: refusal.message,
+        });
+      // A chained request names no conversation: a missing one is the previous response's (another tenant's id).
+      if (refusal.code === "previous_response_not_found" || previousResponseId !== undefined)
+        return createNotFoundError("response", previousResponseId ?? "", "previous_response_id");
       return createNotFoundError("conversation", conversationId, "conversation");
     case 409:
       return createIdempotencyInFlightError();

@@ -6,7 +6,7 @@ import {
   buildTurnCompletedEvent,
   buildTurnFailedEvent,
   type WebhookEvent,
-} from "../webhooks/build-webhook-event.ts";
+} from "../api/format/build-webhook-event.ts";
 import { flushWebhookOutbox } from "../webhooks/flush-webhook-outbox.ts";
 import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { DrizzleWebhookOutbox } from "./drizzle-webhook-outbox.ts";

@@ -12,6 +12,12 @@ export function createD1ConversationIndex(database: D1Database): ConversationInd
     async add(meta) {
       await db.insert(t).values(meta).onConflictDoNothing();
     },
+    async updateMetadata(meta) {
+      await db
+        .update(t)
+        .set({ metadata: meta.metadata })
+        .where(and(eq(t.tenantId, meta.tenantId), eq(t.id, meta.id)));
+    },
     async remove(tenantId, conversationId) {
       await db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.id, conversationId)));
     },

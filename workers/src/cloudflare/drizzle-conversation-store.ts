@@ -53,6 +53,10 @@ export class DrizzleConversationStore implements ConversationStore {
     this.#db.insert(conversationMeta).values(meta).run();
   }
 
+  updateMetadata(metadata: Record<string, string>): void {
+    this.#db.update(conversationMeta).set({ metadata }).run();
+  }
+
   append(events: readonly TimelineEvent[]): StoredTimelineEvent[] {
     return this.#storage.transactionSync(() => {
       let seq = this.lastSeq();
@@ -143,6 +147,10 @@ export class DrizzleConversationStore implements ConversationStore {
     this.#db
       .insert(idempotencyKeys)
       .values({ ...record, createdAt: this.#now() })
+      .onConflictDoUpdate({
+        target: idempotencyKeys.key,
+        set: { requestHash: record.requestHash, turnId: record.turnId, createdAt: this.#now() },
+      })
       .run();
   }
 

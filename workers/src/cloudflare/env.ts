@@ -13,6 +13,8 @@ export interface Env {
   MOL_DEFAULT_RPM?: string;
   MOL_DEFAULT_TPM?: string;
   MOL_DEFAULT_MONTHLY_TOKENS?: string;
+  /** Writes that start no turn (conversations, webhook endpoints) per minute; default: MOL_DEFAULT_RPM's value. */
+  MOL_DEFAULT_WPM?: string;
   /** Comma-separated NATS WebSocket URLs. */
   MOL_NATS_WS_URL: string;
   MOL_SUBJECT_PREFIX?: string;
@@ -22,6 +24,11 @@ export interface Env {
   MOL_FLEET_STALE_MS?: string;
   /** "affinity" (default) or "queue-group" (no placement: NATS picks any node; a benchmark baseline). */
   MOL_PLACEMENT?: string;
+  /**
+   * A harness document (JSON, possibly partial) laid over the per-model defaults: prompts, budgets, templates.
+   * Validated with harnessDocumentSchema; an invalid one is logged and ignored.
+   */
+  MOL_HARNESS?: string;
   MOL_HOP_FIRST_PART_TIMEOUT_MS?: string;
   MOL_HOP_STALL_TIMEOUT_MS?: string;
   MOL_HOP_REPLY_TIMEOUT_MS?: string;
@@ -45,4 +52,18 @@ export interface Env {
   MOL_WEBHOOK_TIMEOUT_MS?: string;
   /** The origin GenUI frames are served from (its own hostname); unset, loopback requests use genui-sandbox.localhost. */
   MOL_GENUI_SANDBOX_ORIGIN?: string;
+  /** "debug" adds request bodies to the request log lines; anything else (the default) keeps message text out. */
+  MOL_LOG_LEVEL?: string;
+  /**
+   * Workers Analytics Engine dataset for per-request data points (route, status, tenant, duration); bound in
+   * production (wrangler.toml `analytics_engine_datasets`), absent locally.
+   */
+  MOL_ANALYTICS?: AnalyticsEngineDataset;
+  /** OTLP/HTTP collector base URL (`/v1/traces` is appended); unset exports no spans. */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** The full traces URL, when it is not `<endpoint>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  /** `key=value,…` headers for the collector (a secret when it holds a token). */
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+  OTEL_SERVICE_NAME?: string;
 }

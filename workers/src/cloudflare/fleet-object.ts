@@ -6,7 +6,7 @@ import {
   nodeStatusSchema,
   type NodeStatus,
 } from "../../../schema/wire/v1/index.ts";
-import type { FleetHealth } from "../fleet/fleet-health.ts";
+import type { FleetHealth } from "../fleet/fleet-view.ts";
 import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
 import type { Env } from "./env.ts";
 

@@ -8,6 +8,9 @@ import { createD1TenantStore } from "./d1-tenant-store.ts";
 import type { Env } from "./env.ts";
 import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { readWebhookSettings } from "./read-webhook-settings.ts";
+import { ensureEdgeTracing, flushEdgeTracing } from "./edge-tracing.ts";
+import type { RequestLogLine, RequestTelemetry } from "../app/request-telemetry.ts";
+import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
 
 import type { ConversationObject } from "./conversation-object.ts";
 import type { FleetObject } from "./fleet-object.ts";
@@ -19,7 +22,7 @@ export { FleetObject } from "./fleet-object.ts";
 export { TenantLimiterObject } from "./tenant-limiter-object.ts";
 export { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
 
-function resolveDeps(env: unknown): AppDeps {
+function resolveDeps(env: unknown, request: { trace: HopTraceContext }): AppDeps {
   const bindings = env as Env;
   const tenantStore = createD1TenantStore(bindings.DB);
   return {
@@ -29,6 +32,7 @@ function resolveDeps(env: unknown): AppDeps {
         bindings.CONVERSATIONS.getByName(
           `${tenantId}:${conversationId}`,
         ) as DurableObjectStub<ConversationObject>,
+        request.trace,
       ),
     conversationIndex: createD1ConversationIndex(bindings.DB),
     limits: (tenantId) => bindings.LIMITS.getByName(tenantId) as DurableObjectStub<TenantLimiterObject>,
@@ -49,7 +53,39 @@ function resolveDeps(env: unknown): AppDeps {
     genuiSandboxOrigin: bindings.MOL_GENUI_SANDBOX_ORIGIN || undefined,
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,
+    telemetry: createTelemetry(bindings),
   };
 }
 
-export default createApp(resolveDeps);
+/**
+ * Request lines go to the console (`wrangler dev`'s terminal, `wrangler tail`, Workers Logs); with an Analytics
+ * Engine binding each request is also one data point, so usage and errors by tenant and route can be queried
+ * with SQL instead of parsed from logs.
+ */
+function createTelemetry(env: Env): RequestTelemetry {
+  return {
+    debug: env.MOL_LOG_LEVEL === "debug",
+    write(line: RequestLogLine) {
+      const text = JSON.stringify(line);
+      if (line.level === "error") console.error(text);
+      else if (line.level === "warn") console.warn(text);
+      else console.log(text);
+      env.MOL_ANALYTICS?.writeDataPoint({
+        indexes: [line.tenantId ?? ""],
+        blobs: [line.route, line.method, String(line.status), line.errorCode ?? "", line.keyId ?? ""],
+        doubles: [line.durationMs, line.status],
+      });
+    },
+    afterResponse: flushEdgeTracing,
+  };
+}
+
+const app = createApp(resolveDeps);
+
+export default {
+  // The tracer provider must exist before the app opens the request's span; env only arrives with a request.
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+    ensureEdgeTracing(env);
+    return app.fetch(request, env, ctx);
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,9 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import {
   admitTenantRequest,
+  admitTenantWrite,
   createTenantLimitState,
   recordTenantTokens,
   refundTenantRequest,
+  refundTenantWrite,
   type Admission,
   type TenantLimitSettings,
   type TenantLimitState,
@@ -36,9 +38,23 @@ export class TenantLimiterObject extends DurableObject<Env> {
     });
   }
 
+  async admitWrite(): Promise<Admission> {
+    return await this.#update((state, settings, now) => {
+      const { state: next, admission } = admitTenantWrite(state, settings, now);
+      return { next, result: admission };
+    });
+  }
+
   async refund(): Promise<void> {
     await this.#update((state, settings, now) => ({
       next: refundTenantRequest(state, settings, now),
+      result: undefined,
+    }));
+  }
+
+  async refundWrite(): Promise<void> {
+    await this.#update((state, settings, now) => ({
+      next: refundTenantWrite(state, settings, now),
       result: undefined,
     }));
   }
@@ -96,6 +112,7 @@ export class TenantLimiterObject extends DurableObject<Env> {
       requestsPerMinute: read(this.env.MOL_DEFAULT_RPM, DEFAULT_LIMITS.requestsPerMinute),
       tokensPerMinute: read(this.env.MOL_DEFAULT_TPM, DEFAULT_LIMITS.tokensPerMinute),
       monthlyTokens: read(this.env.MOL_DEFAULT_MONTHLY_TOKENS, DEFAULT_LIMITS.monthlyTokens),
+      ...(this.env.MOL_DEFAULT_WPM ? { writesPerMinute: read(this.env.MOL_DEFAULT_WPM, 1) } : {}),
       ...overrides,
     };
   }

@@ -9,16 +9,20 @@ import {
 /** Paths of the conversation object's `fetch` entry points (turns go over fetch; see conversation-handle.ts). */
 export const TURN_PATH = "/turn";
 export const STATELESS_TURN_PATH = "/stateless-turn";
+/** `?turn=<id>`: the turn's parts from the first, then live (stream resume). */
+export const ATTACH_PATH = "/attach";
 
 export type DecodedTurnRequest =
   | { kind: "stored"; request: StartTurnRequest }
   | { kind: "stateless"; request: StatelessTurnRequest }
+  | { kind: "attach"; turnId: string }
   /** 400: the Worker broke the object's contract (not its client's fault); 404: no such entry point. */
   | { kind: "invalid"; status: 400 | 404; message: string };
 
 /** Reads a turn request off the object's `fetch`, validating the body instead of trusting its shape. */
 export async function decodeTurnRequest(request: Request): Promise<DecodedTurnRequest> {
-  const { pathname } = new URL(request.url);
+  const { pathname, searchParams } = new URL(request.url);
+  if (pathname === ATTACH_PATH) return { kind: "attach", turnId: searchParams.get("turn") ?? "" };
   if (pathname !== TURN_PATH && pathname !== STATELESS_TURN_PATH) {
     return { kind: "invalid", status: 404, message: `no turn entry point at ${pathname}` };
   }

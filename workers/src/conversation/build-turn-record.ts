@@ -27,6 +27,7 @@ export function buildTurnRecord(conversationId: string, events: readonly StoredT
     ...(failed ? { error: { code: failed.code, message: failed.message } } : {}),
     ...(cancelled ? { error: { code: "cancelled" as const, message: cancelled.reason } } : {}),
     mol: buildMol(user, route, answer, found),
+    ...(user.response ? { response: user.response } : {}),
   };
 }
 
@@ -86,6 +87,21 @@ function buildMol(
         : answer
           ? { status: "pending" }
           : { status: "none" },
+    ...(found.genui_validation ? { genui: formatGenui(found.genui_validation) } : {}),
+  };
+}
+
+function formatGenui(event: TimelineEventOf<"genui_validation">): NonNullable<TurnMol["genui"]> {
+  const { status, findings, summary } = event;
+  return {
+    status,
+    findings,
+    summary,
+    ...definedOnly({
+      componentId: event.componentId,
+      renderUrl: event.renderUrl,
+      renderUrlExpiresAt: event.renderUrlExpiresAt,
+    }),
   };
 }
 

@@ -7,6 +7,8 @@ import type { ConversationMeta } from "./conversation-store.ts";
 export interface ConversationIndex {
   add(meta: ConversationMeta): Promise<void>;
   remove(tenantId: string, conversationId: string): Promise<void>;
+  /** Keeps a listed conversation's metadata in step with its object's (absent: the index holds none). */
+  updateMetadata?(meta: ConversationMeta): Promise<void>;
   /** Newest first by default; `after` is a conversation id from a previous page. */
   list(
     tenantId: string,

@@ -1,10 +1,16 @@
 import { z } from "zod";
 import { samplingSchema } from "../../../schema/wire/v1/index.ts";
+import { responseEchoSchema, type StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import type { ConversationMeta } from "./conversation-store.ts";
 import type { TurnRecord } from "./turn-record.ts";
 
+/** A conversation item: a turn's user message or answer, or an earlier message added with its own id. */
+export type StoredItem =
+  | { role: "user" | "assistant"; turn: TurnRecord }
+  | { role: "user" | "assistant"; context: { id: string; text: string } };
+
 export interface ItemPage {
-  items: Array<{ role: "user" | "assistant"; turn: TurnRecord }>;
+  items: StoredItem[];
   hasMore: boolean;
 }
 
@@ -30,6 +36,18 @@ export const startTurnRequestSchema = z.object({
   sampling: samplingOverridesSchema.optional(),
   /** Idempotency-Key and the hash of the request body it came with. */
   idempotency: z.object({ key: z.string(), requestHash: z.string() }).optional(),
+  /** The API origin the turn came in on: a genui answer's render link points there. */
+  apiOrigin: z.url().optional(),
+  /** System instructions for this turn on; appended to the timeline only when they changed. */
+  instructions: z.string().optional(),
+  /** Earlier messages of an item array, placed before this turn's user message. */
+  context: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string() })).optional(),
+  /** `previous_response_id`'s turn: it must be this conversation's latest (else 409, and the caller forks). */
+  previousTurnId: z.string().optional(),
+  /** `item_reference` ids: each must be an item of this conversation. */
+  itemReferences: z.array(z.string()).optional(),
+  /** What `GET /v1/responses/{id}` echoes. */
+  response: responseEchoSchema.optional(),
 });
 export type StartTurnRequest = z.infer<typeof startTurnRequestSchema>;
 
@@ -37,15 +55,30 @@ export type StartTurnRequest = z.infer<typeof startTurnRequestSchema>;
 export const statelessTurnRequestSchema = z.object({
   /** Whose quota the turn's tokens count against. */
   tenantId: z.string().min(1),
-  /** Stable key of the client's conversation (hash of its first messages): the GPU node's KV slot key. */
+  /**
+   * The GPU node's KV slot key: the client's `prompt_cache_key`/`user` when it sent one, else unique to this
+   * request, so independent requests never share (and queue on) one slot.
+   */
   conversationKey: z.string().min(1),
+  /** Node choice only (hash of the opening messages): the same chat leans to the same node. */
+  placementKey: z.string().min(1).optional(),
   messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })),
   forcedLabel: z.string().optional(),
   sampling: samplingOverridesSchema.optional(),
+  apiOrigin: z.url().optional(),
 });
 export type StatelessTurnRequest = z.infer<typeof statelessTurnRequestSchema>;
 
-export type TurnRefusal = { status: 404 | 409 | 422; code: string; message: string };
+export type TurnRefusal = { status: 400 | 404 | 409 | 422; code: string; message: string; param?: string };
+
+/** A stored turn as the API reads it back (responses, items); `deleted` once `DELETE /v1/responses` ran. */
+export interface StoredTurn {
+  turn: TurnRecord;
+  deleted: boolean;
+  /** The earlier messages and instructions this turn was sent with (`input_items`). */
+  context: Array<{ role: "user" | "assistant"; text: string }>;
+  instructions?: string;
+}
 
 /** A started turn: NDJSON of TurnStreamPart; cancelling it cancels the answer hop. */
 export type StartTurnResult =
@@ -62,6 +95,22 @@ export interface ConversationHandle {
   }): Promise<ItemPage | null>;
   /** Removes everything; false when it did not exist. */
   remove(): Promise<boolean>;
+  /** A fork's start: a new conversation whose timeline begins with `seed` (events of another one). */
+  createFrom(meta: ConversationMeta, seed: readonly StoredTimelineEvent[]): Promise<ConversationMeta>;
+  updateMetadata(metadata: Record<string, string>): Promise<ConversationMeta | null>;
+  readTurn(turnId: string): Promise<StoredTurn | null>;
+  /** The events up to and including `turnId`'s, to fork from; null if no such (undeleted) turn. */
+  exportThrough(turnId: string): Promise<StoredTimelineEvent[] | null>;
+  /** Appends the tombstone; false when there is no such (undeleted) response. */
+  deleteResponse(turnId: string): Promise<boolean>;
+  /** Aborts a running turn (it records `turn_cancelled`); the turn as it then stands, or null if unknown. */
+  cancelTurn(turnId: string): Promise<TurnRecord | null>;
+  readItem(itemId: string): Promise<StoredItem | null>;
+  /** Stream resume: NDJSON of the turn's parts from its first, then live; null for an unknown response. */
+  attachTurn(turnId: string): Promise<ReadableStream<Uint8Array> | null>;
+  deleteItem(itemId: string): Promise<boolean>;
+  /** Messages added without a turn; they open the next turn's views. Waits for a running turn. */
+  addItems(messages: Array<{ role: "user" | "assistant"; text: string }>): Promise<StoredItem[] | null>;
   startTurn(request: StartTurnRequest): Promise<StartTurnResult>;
   startStatelessTurn(request: StatelessTurnRequest): Promise<StartTurnResult>;
   /** A turn that runs to completion with nobody streaming it (inbound webhooks); its answer goes out as an event. */

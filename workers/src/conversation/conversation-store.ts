@@ -28,6 +28,7 @@ export interface IdempotencyRecord {
 export interface ConversationStore {
   readMeta(): ConversationMeta | undefined;
   createMeta(meta: ConversationMeta): void;
+  updateMetadata(metadata: Record<string, string>): void;
   /** Appends events atomically, in order; returns them with their sequence numbers. */
   append(events: readonly TimelineEvent[]): StoredTimelineEvent[];
   readTurn(turnId: string): StoredTimelineEvent[];
@@ -44,6 +45,7 @@ export interface ConversationStore {
   readViewSnapshot(): ViewSnapshot | undefined;
   writeViewSnapshot(snapshot: ViewSnapshot): void;
   readIdempotency(key: string): IdempotencyRecord | undefined;
+  /** Replaces an earlier record of the same key (a retry after a dropped stream runs anew). */
   writeIdempotency(record: IdempotencyRecord): void;
   /** Removes the whole conversation. */
   deleteAll(): Promise<void>;

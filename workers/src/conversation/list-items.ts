@@ -1,9 +1,16 @@
+import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { ConversationStore } from "./conversation-store.ts";
-import type { ItemPage } from "./conversation-rpc.ts";
-import { parseItemId } from "./item-id.ts";
+import type { ItemPage, StoredItem } from "./conversation-rpc.ts";
+import { buildContextItemId, buildItemId } from "./item-id.ts";
+import { findItemEvent, readTombstones } from "./stored-turns.ts";
 
-/** Conversation items (user messages and answers) in timeline order, paginated by item id. */
+const ITEM_EVENTS = ["user_message", "answer", "context_messages"] as const;
+
+/**
+ * Conversation items in timeline order, paginated by item id; deleted ones skipped. Items are turns' user
+ * messages and answers, and the earlier messages that came with a turn or were added on their own.
+ */
 export function listItems(
   store: ConversationStore,
   conversationId: string,
@@ -11,24 +18,38 @@ export function listItems(
 ): ItemPage | { error: "unknown_after" } {
   let afterSeq: number | undefined;
   if (query.after !== undefined) {
-    const parsed = parseItemId(query.after);
-    const type = parsed?.role === "user" ? "user_message" : "answer";
-    const anchor = parsed ? store.readTurn(parsed.turnId).find((e) => e.type === type) : undefined;
+    const anchor = findItemEvent(store, query.after);
     if (!anchor) return { error: "unknown_after" };
-    afterSeq = anchor.seq;
+    // The anchor's own event is read again: a context event holds items on both sides of the cursor.
+    afterSeq = query.order === "asc" ? anchor.seq - 1 : anchor.seq + 1;
   }
+  const deleted = readTombstones(store).items;
   const events = store.listEvents({
-    types: ["user_message", "answer"],
+    types: ITEM_EVENTS,
     order: query.order,
-    limit: query.limit + 1,
+    limit: query.limit + 2 + deleted.size,
     ...(afterSeq === undefined ? {} : { afterSeq }),
   });
-  const page = events.slice(0, query.limit);
-  return {
-    hasMore: events.length > query.limit,
-    items: page.map((event) => ({
-      role: event.type === "user_message" ? "user" : "assistant",
-      turn: buildTurnRecord(conversationId, store.readTurn(event.turnId)),
-    })),
-  };
+  let items = events.flatMap((event) => expandItems(store, conversationId, event, query.order));
+  if (query.after !== undefined) items = items.slice(items.findIndex((item) => item.id === query.after) + 1);
+  const kept = items.filter((item) => !deleted.has(item.id));
+  return { hasMore: kept.length > query.limit, items: kept.slice(0, query.limit).map(({ item }) => item) };
+}
+
+function expandItems(
+  store: ConversationStore,
+  conversationId: string,
+  event: StoredTimelineEvent,
+  order: "asc" | "desc",
+): Array<{ id: string; item: StoredItem }> {
+  if (event.type === "context_messages") {
+    const items = event.messages.map((message, index) => {
+      const id = buildContextItemId(event.turnId, index);
+      return { id, item: { role: message.role, context: { id, text: message.text } } };
+    });
+    return order === "asc" ? items : items.reverse();
+  }
+  const role = event.type === "user_message" ? "user" : "assistant";
+  const turn = buildTurnRecord(conversationId, store.readTurn(event.turnId));
+  return [{ id: buildItemId(event.turnId, role), item: { role, turn } }];
 }

@@ -4,9 +4,11 @@ import {
   buildNodeHopSubject,
   toWireErrorPayload,
   type Hop,
-  type NodeStatus,
 } from "../../../schema/wire/v1/index.ts";
 import { chooseNode } from "../fleet/choose-node.ts";
+import type { HopPlacement } from "../fleet/fleet-view.ts";
+
+export type { HopPlacement } from "../fleet/fleet-view.ts";
 
 /** Tries per hop: the first node, then two others, before the hop fails. */
 export const MAX_HOP_ATTEMPTS = 3;
@@ -19,12 +21,6 @@ const FAILOVER_CODES = new Set([
   "protocol_error",
   "deadline_exceeded",
 ]);
-
-export interface HopPlacement {
-  /** The live fleet as this edge object sees it. */
-  nodes(): Promise<readonly NodeStatus[]>;
-  subjectPrefix?: string | undefined;
-}
 
 export interface PlaceHopQuestion {
   placement: HopPlacement;

@@ -6,7 +6,7 @@ import {
   toWireErrorPayload,
   type StartPart,
 } from "../../../schema/wire/v1/index.ts";
-import type { HopClient } from "../gpu/hop-client.ts";
+import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
 import type { SamplingOverrides } from "./conversation-rpc.ts";
 import { placeHop, type HopPlacement } from "./place-hop.ts";
 
@@ -33,6 +33,11 @@ export interface HopDeps {
 interface HopTarget {
   /** The KV slot key on the GPU node: the conversation id, or the client's conversation key when stateless. */
   conversationId: string;
+  /**
+   * Which node the hop prefers, when not the slot key's: a stateless turn without a cache key gets a slot of its
+   * own but still leans to the node that served the same opening (a hint, never a shared slot).
+   */
+  placementKey?: string | undefined;
   turnId: string;
   /** The hop's prompt (the adapter's view plus its cue). */
   prompt: string;
@@ -64,7 +69,7 @@ export async function decideRoute(
         placement: deps.placement,
         hop: "route",
         adapter: harness.router.adapter,
-        conversationId: q.conversationId,
+        conversationId: q.placementKey ?? q.conversationId,
         lastNodeId: q.lastNodeId,
         canRetry: () => true,
       },
@@ -152,7 +157,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       placement: deps.placement,
       hop: "answer",
       adapter: specialist.adapter,
-      conversationId: q.conversationId,
+      conversationId: q.placementKey ?? q.conversationId,
       lastNodeId: q.lastNodeId,
       canRetry: () => progress.streamedChars === 0 && !q.signal.aborted,
     },
@@ -187,7 +192,10 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           firstTokenAt ??= deps.now();
           progress.streamedChars += part.delta.length;
           q.onDelta(part.delta);
-        } else return { part, start, firstTokenAt };
+        } else if (part.type === "tool-call-delta" || part.finishReason === "tool_calls") {
+          // This hop asks for no tools, so a node that sends a call is broken.
+          throw new ProtocolError("answer stream carried a function call that was not asked for");
+        } else return { part: { ...part, finishReason: part.finishReason }, start, firstTokenAt };
       }
       throw new ProtocolError("answer stream ended without a finish part");
     },
@@ -228,7 +236,7 @@ export async function summarizeTurn(
         placement: deps.placement,
         hop: "summary",
         adapter: specialist.adapter,
-        conversationId: q.conversationId,
+        conversationId: q.placementKey ?? q.conversationId,
         lastNodeId: q.lastNodeId,
         canRetry: () => true,
       },

@@ -1,5 +1,6 @@
 import type { TurnMol } from "../../../schema/api/mol.ts";
 import type { WireErrorCode } from "../../../schema/wire/v1/index.ts";
+import type { ResponseEcho } from "../../../schema/db/timeline-event.ts";
 
 /** The MoL facts of one turn: the extra `mol` object on responses and assistant items (schema/api/mol.ts). */
 export type { TurnMol };
@@ -22,6 +23,8 @@ export interface TurnRecord {
   finishReason?: "stop" | "length" | undefined;
   error?: { code: WireErrorCode | "cancelled"; message: string } | undefined;
   mol: TurnMol;
+  /** What the `POST /v1/responses` asked for, when a response started the turn. */
+  response?: ResponseEcho;
 }
 
 /** What a running turn streams out of the conversation object, in this order. */

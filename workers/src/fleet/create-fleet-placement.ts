@@ -1,6 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { HopPlacement } from "../conversation/place-hop.ts";
-import { FleetView } from "./fleet-view.ts";
+import { FleetView, type HopPlacement } from "./fleet-view.ts";
 import { watchFleet } from "./watch-fleet.ts";
 
 /** How often to retry watching the heartbeat bucket when it does not exist yet. */

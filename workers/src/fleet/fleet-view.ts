@@ -31,3 +31,18 @@ export class FleetView {
       .sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
   }
 }
+
+/** What `/healthz` reports about NATS and the fleet. */
+export interface FleetHealth {
+  nats: "ok" | "unreachable";
+  liveNodes: number;
+  nodes: NodeStatus[];
+  detail?: string;
+}
+
+/** Where hops go: what the turn loop asks of the fleet before each hop. */
+export interface HopPlacement {
+  /** The live fleet as this edge object sees it. */
+  nodes(): Promise<readonly NodeStatus[]>;
+  subjectPrefix?: string | undefined;
+}

@@ -10,6 +10,9 @@ import {
   isInlineUrl,
 } from "./component-contract.ts";
 
+/** By module name: a name the source imports is any string, so a lookup may miss. */
+const ALLOWED_IMPORTS: Partial<Record<string, readonly string[]>> = GENUI_MODULES;
+
 /**
  * The static half of the GenUI boundary: bytes → UTF-8 text → sucrase (JSX/TS → JS, line numbers preserved) →
  * acorn syntax tree → rule checks. It is a first, explainable verdict, not the boundary itself: anything it cannot
@@ -224,7 +227,10 @@ function hasExit(body: AnyNode): boolean {
   let found = false;
   const visit = (node: unknown, depth: { loop: number; switch: number }): void => {
     if (found || !node || typeof node !== "object") return;
-    if (Array.isArray(node)) return node.forEach((n) => visit(n, depth));
+    if (Array.isArray(node)) {
+      node.forEach((n) => visit(n, depth));
+      return;
+    }
     const n = node as AnyNode;
     if (typeof n.type !== "string") return;
     if (FUNCTIONS.has(n.type)) return;
@@ -247,7 +253,7 @@ function checkProgram(program: Program): GenuiFinding[] {
     findings.push({ rule, message, ...at(node) });
   const topLevelFunctions = new Set<string>();
   for (const statement of program.body) {
-    if (statement.type === "FunctionDeclaration" && statement.id) topLevelFunctions.add(statement.id.name);
+    if (statement.type === "FunctionDeclaration") topLevelFunctions.add(statement.id.name);
     if (statement.type === "VariableDeclaration")
       for (const d of statement.declarations)
         if (d.id.type === "Identifier" && d.init && FUNCTIONS.has(d.init.type))
@@ -267,7 +273,7 @@ function checkProgram(program: Program): GenuiFinding[] {
       add("import-not-allowed", statement, "Re-exports from other modules are not allowed.");
     if (statement.type !== "ImportDeclaration") continue;
     const from = String((statement.source as AnyNode).value);
-    const allowed: readonly string[] | undefined = GENUI_MODULES[from as keyof typeof GENUI_MODULES];
+    const allowed = ALLOWED_IMPORTS[from];
     if (!allowed) {
       add(
         "import-not-allowed",

@@ -2,10 +2,12 @@
  * A push-based NDJSON byte stream with a cancellation signal: the producer pushes parts, and when the consumer
  * cancels (the client went away), `signal` aborts so the producer can stop its upstream work.
  */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T is what `push` accepts, chosen by the caller
 export function createPartStream<T>(): {
   stream: ReadableStream<Uint8Array>;
-  push(part: T): void;
-  close(): void;
+  // Properties, not methods: callers destructure them, and neither uses `this`.
+  push: (part: T) => void;
+  close: () => void;
   signal: AbortSignal;
 } {
   const encoder = new TextEncoder();

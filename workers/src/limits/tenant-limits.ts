@@ -13,11 +13,18 @@ export interface TenantLimitSettings {
   tokensPerMinute: number;
   /** Tokens per calendar month (UTC). */
   monthlyTokens: number;
+  /**
+   * Writes that start no turn (creating or deleting conversations, managing webhook endpoints) per minute. A
+   * bucket of their own, so managing resources never spends the turn budget; unset, it is `requestsPerMinute`.
+   */
+  writesPerMinute?: number;
 }
 
 export interface TenantLimitState {
   requests: TokenBucket;
   tokens: TokenBucket;
+  /** Absent in state stored before writes were limited; created full on the next refresh. */
+  writes?: TokenBucket;
   /** `YYYY-MM` of the month `monthTokens` counts. */
   month: string;
   monthTokens: number;
@@ -33,6 +40,7 @@ export function createTenantLimitState(settings: TenantLimitSettings, now: numbe
   return {
     requests: createTokenBucket(settings.requestsPerMinute, MINUTE_MS, now),
     tokens: createTokenBucket(settings.tokensPerMinute, MINUTE_MS, now),
+    writes: createTokenBucket(writesPerMinute(settings), MINUTE_MS, now),
     month: monthOf(now),
     monthTokens: 0,
   };
@@ -77,6 +85,25 @@ export function admitTenantRequest(
   return { state: next, admission: { ok: true, headers: headersOf(next) } };
 }
 
+/** Admits one write that starts no turn (its own bucket; tokens and quota do not apply), or says how long to wait. */
+export function admitTenantWrite(
+  state: TenantLimitState,
+  settings: TenantLimitSettings,
+  now: number,
+): { state: TenantLimitState; admission: Admission } {
+  const current = refresh(state, settings, now);
+  const writes = current.writes as TokenBucket;
+  const wait = msUntilTokenBucketHolds(writes, 1);
+  if (wait > 0) {
+    return {
+      state: current,
+      admission: { ok: false, reason: "requests", retryAfterMs: wait, headers: writeHeadersOf(writes) },
+    };
+  }
+  const next = { ...current, writes: { ...writes, level: writes.level - 1 } };
+  return { state: next, admission: { ok: true, headers: writeHeadersOf(next.writes) } };
+}
+
 /** Gives back an admitted request that was then refused (it stored nothing, so it costs nothing). */
 export function refundTenantRequest(
   state: TenantLimitState,
@@ -88,6 +115,17 @@ export function refundTenantRequest(
     ...current,
     requests: { ...current.requests, level: Math.min(current.requests.capacity, current.requests.level + 1) },
   };
+}
+
+/** Gives back an admitted write that was then refused as bad input. */
+export function refundTenantWrite(
+  state: TenantLimitState,
+  settings: TenantLimitSettings,
+  now: number,
+): TenantLimitState {
+  const current = refresh(state, settings, now);
+  const writes = current.writes as TokenBucket;
+  return { ...current, writes: { ...writes, level: Math.min(writes.capacity, writes.level + 1) } };
 }
 
 /** Charges the tokens a turn's hops really used (prompt + completion, every hop). */
@@ -117,9 +155,11 @@ function refresh(state: TenantLimitState, settings: TenantLimitSettings, now: nu
           level: bucket.level + (capacity - bucket.capacity),
         };
   const month = monthOf(now);
+  const writes = state.writes ?? createTokenBucket(writesPerMinute(settings), MINUTE_MS, now);
   return {
     requests: refillTokenBucket(resize(state.requests, settings.requestsPerMinute), now),
     tokens: refillTokenBucket(resize(state.tokens, settings.tokensPerMinute), now),
+    writes: refillTokenBucket(resize(writes, writesPerMinute(settings)), now),
     month,
     monthTokens: month === state.month ? state.monthTokens : 0,
   };
@@ -134,6 +174,19 @@ function headersOf(state: TenantLimitState): RateLimitHeaders {
     "x-ratelimit-remaining-tokens": String(Math.max(0, Math.floor(state.tokens.level))),
     "x-ratelimit-reset-tokens": formatDuration(msUntilTokenBucketFull(state.tokens)),
   };
+}
+
+/** The request headers of a write: the same names as a turn's, counting the writes bucket. */
+function writeHeadersOf(writes: TokenBucket): RateLimitHeaders {
+  return {
+    "x-ratelimit-limit-requests": String(writes.capacity),
+    "x-ratelimit-remaining-requests": String(Math.max(0, Math.floor(writes.level))),
+    "x-ratelimit-reset-requests": formatDuration(msUntilTokenBucketFull(writes)),
+  };
+}
+
+function writesPerMinute(settings: TenantLimitSettings): number {
+  return settings.writesPerMinute ?? settings.requestsPerMinute;
 }
 
 /** OpenAI's reset format: `1s`, `6m0s`, `250ms`. */
@@ -155,6 +208,9 @@ function msUntilNextMonth(now: number): number {
 /** One tenant's limits as the API sees them (a Durable Object per tenant in production: exact, not approximate). */
 export interface TenantLimiter {
   admit(): Promise<Admission>;
+  /** Takes one write (see {@link TenantLimitSettings.writesPerMinute}). */
+  admitWrite(): Promise<Admission>;
+  refundWrite(): Promise<void>;
   refund(): Promise<void>;
   record(tokens: number): Promise<void>;
   /** The tenant's limits: the deployment's defaults with this tenant's overrides (its plan) on top. */

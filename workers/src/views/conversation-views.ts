@@ -44,8 +44,18 @@ export interface TurnProgress {
 export interface ConversationViews {
   format: typeof VIEWS_FORMAT;
   turn: TurnProgress | null;
+  /**
+   * Instructions and earlier messages waiting for the next user message, whose turn opens with them; absent
+   * when none (never undefined, so a JSON round trip keeps the state equal).
+   */
+  pending?: PendingContext;
   /** The router's view first, then one per specialist in `router.labels` order. */
   views: ViewState[];
+}
+
+export interface PendingContext {
+  instructions?: string;
+  messages?: Array<{ role: "user" | "assistant"; text: string }>;
 }
 
 /** The content cannot fit an adapter's budget however it is compacted: a caller error (HTTP 400). */

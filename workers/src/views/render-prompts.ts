@@ -1,12 +1,12 @@
 import { findSpecialist, type HarnessDocument } from "../../../schema/harness/harness-settings.ts";
-import { readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
+import { measureViewRoom, readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
 import {
   renderAnswerLine,
   renderSummarySuffix,
   renderSystemLine,
   renderUserLine,
 } from "../../../schema/harness/render-view-lines.ts";
-import { clipWithMark, replaceLoneSurrogates } from "../../../schema/harness/utf8.ts";
+import { clipMiddleWithMark, cleanConversationText, countUtf8Bytes } from "../../../schema/harness/utf8.ts";
 import {
   ViewBudgetError,
   createViewState,
@@ -53,12 +53,16 @@ export interface ChatPromptMessage {
  * messages, then the conversation in the same templates and with the same incremental compaction as a
  * stored conversation, so a client resending a growing history keeps a stable prefix (and a warm KV cache).
  * `target` "router" renders the route prompt (user lines only, as the router's view has no answers); a
- * specialist label renders its answer prompt. Throws ViewBudgetError when the system messages or the last
- * message cannot fit the budget (a caller error).
+ * specialist label renders its answer prompt. Every message is clipped the way a stored conversation clips a
+ * user message (head and tail around the clipped mark): the client system messages share
+ * `readMaxUserMessageBytes` between them, a user message gets all of it, an assistant message the specialist's
+ * `answerViewMaxBytes`. Throws ViewBudgetError only when so many system messages are sent that their lines
+ * alone pass the budget (a caller error).
  */
 export function renderChatMessagesPrompt(
   messages: readonly ChatPromptMessage[],
-  target: "router" | string,
+  /** `"router"` or a specialist's label. */
+  target: string,
   harness: HarnessDocument,
 ): string {
   const { router, templates, compaction } = harness;
@@ -67,9 +71,19 @@ export function renderChatMessagesPrompt(
   const systemPrompt = isRouter ? router.systemPrompt : findSpecialist(harness, target)?.systemPrompt;
   if (systemPrompt === undefined) throw new RangeError(`the harness has no specialist "${target}"`);
   const answerMaxBytes = findSpecialist(harness, adapter)?.answerViewMaxBytes ?? 0;
-  const clientSystem = messages
-    .filter((m) => m.role === "system")
-    .map((m) => renderSystemLine(harness, clean(m.content)));
+  const maxMessageBytes = readMaxUserMessageBytes(harness);
+  const systemMessages = messages.filter((m) => m.role === "system");
+  // What the harness check leaves spare next to the largest user line; the system lines share it.
+  const lineOverheadBytes = countUtf8Bytes(renderSystemLine(harness, ""));
+  const userLineBytes = countUtf8Bytes(renderUserLine(harness, "", null)) + maxMessageBytes;
+  const spareBytes = Math.min(maxMessageBytes, measureViewRoom(harness, adapter).roomBytes - userLineBytes);
+  const systemShareBytes = Math.max(
+    0,
+    Math.floor(spareBytes / Math.max(1, systemMessages.length)) - lineOverheadBytes,
+  );
+  const clientSystem = systemMessages.map((m) =>
+    renderSystemLine(harness, clipMiddleWithMark(clean(m.content), systemShareBytes, templates.clippedMark)),
+  );
   let view: ViewState = createViewState(
     adapter,
     renderSystemLine(harness, systemPrompt) + clientSystem.join(""),
@@ -83,11 +97,7 @@ export function renderChatMessagesPrompt(
   messages.forEach((message, index) => {
     const turnId = `m${index}`;
     if (message.role === "user") {
-      const text = clipWithMark(
-        clean(message.content),
-        readMaxUserMessageBytes(harness),
-        templates.clippedMark,
-      );
+      const text = clipMiddleWithMark(clean(message.content), maxMessageBytes, templates.clippedMark);
       const lines = {
         full: renderUserLine(harness, text, userChars),
         compact: renderUserLine(harness, text, compactChars),
@@ -107,5 +117,5 @@ export function renderChatMessagesPrompt(
 }
 
 function clean(text: string): string {
-  return replaceLoneSurrogates(text);
+  return cleanConversationText(text);
 }

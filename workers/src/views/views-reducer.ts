@@ -13,13 +13,15 @@ import {
   renderAnswerLine,
   renderRouteLine,
   renderSummaryLine,
+  renderSystemLine,
   renderUserLine,
 } from "../../../schema/harness/render-view-lines.ts";
+import { renderToolsBlock } from "../../../schema/harness/tools-block.ts";
 import {
+  clipMiddleWithMark,
   clipUtf8Bytes,
-  clipWithMark,
   countUtf8Bytes,
-  replaceLoneSurrogates,
+  cleanConversationText,
 } from "../../../schema/harness/utf8.ts";
 import {
   ViewBudgetError,
@@ -27,6 +29,7 @@ import {
   joinView,
   measureViewRoomBytes,
   type ConversationViews,
+  type PendingContext,
   type TurnProgress,
   type ViewState,
   type ViewTurn,
@@ -54,8 +57,21 @@ export function applyEventToViews(
     case "turn_failed":
     case "turn_cancelled":
       return applyTurnEnd(views, event.turnId);
+    case "instructions":
+      return { ...views, pending: { ...views.pending, instructions: event.text } };
+    case "context_messages":
+      return {
+        ...views,
+        pending: { ...views.pending, messages: [...(views.pending?.messages ?? []), ...event.messages] },
+      };
     case "summary_failed":
+    case "genui_validation":
+    case "response_deleted":
+    case "item_deleted":
+      // Tombstones hide things from the API only: removing a line would rewrite the middle of the views.
       return views;
+    case "tools_changed":
+      return applyToolsChanged(views, event, harness);
   }
 }
 
@@ -72,8 +88,10 @@ export function buildConversationViews(
 
 /**
  * A new turn: its user line goes into every view (the router's keeps at most `maxUserMessageChars`).
- * A message over `readMaxUserMessageBytes` should have been refused by the API; if one is in the timeline
- * anyway, the views clip it, so a stored timeline can never make the conversation unusable.
+ * The API accepts messages far longer than a view holds (`MAX_MESSAGE_BYTES`); the views keep at most
+ * `readMaxUserMessageBytes` of one, its head and tail around the clipped mark, while the timeline and the
+ * items keep it whole. Pending instructions and earlier messages open the turn, each line clipped and
+ * opened the way `renderChatMessagesPrompt` does it, so they pass the same room check (and compaction).
  */
 function applyUserMessage(
   views: ConversationViews,
@@ -81,34 +99,97 @@ function applyUserMessage(
   harness: HarnessDocument,
 ): ConversationViews {
   if (views.turn?.turnId === event.turnId) return views;
-  const { router, compaction, templates } = harness;
-  const text = clipWithMark(
-    replaceLoneSurrogates(event.text),
-    readMaxUserMessageBytes(harness),
-    templates.clippedMark,
-  );
+  const text = clipMessage(event.text, harness);
+  const { pending, ...rest } = views;
   return {
-    ...views,
+    ...rest,
     turn: { turnId: event.turnId, label: null, answeredBy: null, ended: false },
-    views: views.views.map((view) => {
-      const isRouter = view.adapter === router.adapter;
-      const fullChars = isRouter ? router.maxUserMessageChars : null;
-      const compactChars = isRouter
-        ? Math.min(router.maxUserMessageChars, compaction.compactUserMessageChars)
-        : compaction.compactUserMessageChars;
-      const lines = {
-        full: renderUserLine(harness, text, fullChars),
-        compact: renderUserLine(harness, text, compactChars),
-      };
-      return startViewTurn(
-        view,
-        event.turnId,
-        lines,
-        measureViewRoomBytes(view, harness).roomBytes,
-        compaction,
-      );
-    }),
+    views: views.views.map((view) => openTurnInView(view, event.turnId, text, pending, harness)),
   };
+}
+
+/**
+ * Opens the turn in one view. The instructions' system line goes before the first line the turn adds; each
+ * earlier user message opens a turn of its own (an assistant message with none before it gets an empty one)
+ * and its assistant message follows in the turn's reserve, as in a chat-completions prompt. The router's
+ * view, which never holds answers, gets only the user lines.
+ */
+function openTurnInView(
+  view: ViewState,
+  turnId: string,
+  text: string,
+  pending: PendingContext | undefined,
+  harness: HarnessDocument,
+): ViewState {
+  const { router, compaction } = harness;
+  const isRouter = view.adapter === router.adapter;
+  const fullChars = isRouter ? router.maxUserMessageChars : null;
+  const compactChars = isRouter
+    ? Math.min(router.maxUserMessageChars, compaction.compactUserMessageChars)
+    : compaction.compactUserMessageChars;
+  const { roomBytes, budgetBytes } = measureViewRoomBytes(view, harness);
+  const answerMaxBytes = findSpecialist(harness, view.adapter)?.answerViewMaxBytes ?? 0;
+  let opening =
+    pending?.instructions === undefined
+      ? ""
+      : renderInstructionsLine(pending.instructions, roomBytes, harness);
+  const open = (state: ViewState, id: string, line: { full: string; compact: string }): ViewState => {
+    const opened = startViewTurn(state, id, { ...line, full: opening + line.full }, roomBytes, compaction);
+    opening = "";
+    return opened;
+  };
+  const userLines = (userText: string) => ({
+    full: renderUserLine(harness, userText, fullChars),
+    compact: renderUserLine(harness, userText, compactChars),
+  });
+
+  let state = view;
+  let awaitingAnswer = false;
+  (pending?.messages ?? []).forEach((message, index) => {
+    const contextTurnId = `${turnId}/context/${index}`;
+    if (message.role === "user") {
+      state = open(state, contextTurnId, userLines(clipMessage(message.text, harness)));
+      awaitingAnswer = true;
+    } else if (!isRouter) {
+      if (!awaitingAnswer) state = open(state, contextTurnId, { full: "", compact: "" });
+      const line = renderAnswerLine(harness, cleanConversationText(message.text), answerMaxBytes);
+      state = appendToViewTurn(
+        state,
+        state.turns.at(-1)?.turnId ?? contextTurnId,
+        { full: line },
+        budgetBytes,
+      );
+      awaitingAnswer = false;
+    }
+  });
+  return open(state, turnId, userLines(text));
+}
+
+/** A client message as views keep it: clean, and at most `readMaxUserMessageBytes`, head and tail. */
+function clipMessage(text: string, harness: HarnessDocument): string {
+  return clipMiddleWithMark(
+    cleanConversationText(text),
+    readMaxUserMessageBytes(harness),
+    harness.templates.clippedMark,
+  );
+}
+
+/**
+ * The instructions' system line, clipped like a chat-completions client system message: what the harness
+ * check leaves spare next to the largest user line. None when not even an empty line fits there.
+ */
+function renderInstructionsLine(instructions: string, roomBytes: number, harness: HarnessDocument): string {
+  const maxMessageBytes = readMaxUserMessageBytes(harness);
+  const lineOverheadBytes = countUtf8Bytes(renderSystemLine(harness, ""));
+  const userLineBytes = countUtf8Bytes(renderUserLine(harness, "", null)) + maxMessageBytes;
+  const spareBytes = Math.min(maxMessageBytes, roomBytes - userLineBytes);
+  if (spareBytes < lineOverheadBytes) return "";
+  const text = clipMiddleWithMark(
+    cleanConversationText(instructions),
+    spareBytes - lineOverheadBytes,
+    harness.templates.clippedMark,
+  );
+  return renderSystemLine(harness, text);
 }
 
 /** The route line goes to the router's view only, right after the route cue its prompt ended with. */
@@ -119,7 +200,7 @@ function applyRouteDecision(
 ): ConversationViews {
   const turn = readOpenTurn(views, event.turnId);
   if (!turn || turn.label !== null || turn.answeredBy !== null) return views;
-  const label = replaceLoneSurrogates(event.label);
+  const label = cleanConversationText(event.label);
   const line = renderRouteLine(harness, label);
   return {
     ...views,
@@ -146,7 +227,7 @@ function applyAnswer(
   const turn = readOpenTurn(views, event.turnId);
   const specialist = findSpecialist(harness, event.adapter);
   if (!turn || turn.answeredBy !== null || !specialist) return views;
-  const line = renderAnswerLine(harness, replaceLoneSurrogates(event.text), specialist.answerViewMaxBytes);
+  const line = renderAnswerLine(harness, cleanConversationText(event.text), specialist.answerViewMaxBytes);
   return {
     ...views,
     turn: { ...turn, answeredBy: event.adapter },
@@ -155,6 +236,31 @@ function applyAnswer(
         ? appendToViewTurn(view, turn.turnId, { full: line }, measureViewRoomBytes(view, harness).budgetBytes)
         : view,
     ),
+  };
+}
+
+/**
+ * New tools: the block goes at the end of every specialist's view (the router picks labels, not tools), in
+ * full and in the turn's compact form, so it survives the turn's compaction.
+ */
+function applyToolsChanged(
+  views: ConversationViews,
+  event: TimelineEventOf<"tools_changed">,
+  harness: HarnessDocument,
+): ConversationViews {
+  const turn = readOpenTurn(views, event.turnId);
+  if (!turn) return views;
+  const line = renderToolsBlock(harness, event.tools);
+  return {
+    ...views,
+    views: views.views.map((view) => {
+      if (view.adapter === harness.router.adapter) return view;
+      // Clipped to leave the turn's reserve free: the answer line must still fit, or the answer prompt
+      // would stop being a prefix of the view. Refusing a tool set too large for the view is the API's job.
+      const { roomBytes } = measureViewRoomBytes(view, harness);
+      const limitBytes = roomBytes + countUtf8Bytes(view.header);
+      return appendToViewTurn(view, turn.turnId, { full: line, compact: line }, limitBytes);
+    }),
   };
 }
 
@@ -185,7 +291,7 @@ function applySummary(
   const line = renderSummaryLine(
     harness,
     event.adapter,
-    replaceLoneSurrogates(event.text),
+    cleanConversationText(event.text),
     specialist.summary.viewMaxBytes,
   );
   const isLatestTurn = views.turn?.turnId === event.turnId;

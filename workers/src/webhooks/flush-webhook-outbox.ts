@@ -1,7 +1,14 @@
 import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
-import type { WebhookEvent } from "./build-webhook-event.ts";
 import type { WebhookDeliveryLog } from "./webhook-queue.ts";
 import type { WebhookEndpointStore } from "./webhook-endpoint-store.ts";
+
+/** An outbound event: `body` is what every attempt to every endpoint sends, byte for byte. */
+export interface WebhookEvent {
+  /** `msg_…`: the Standard Webhooks `webhook-id`, the same on every attempt. */
+  id: string;
+  type: WebhookEventType;
+  body: string;
+}
 
 /** A conversation's events waiting to be handed to the endpoints' queues. */
 export interface WebhookOutbox {

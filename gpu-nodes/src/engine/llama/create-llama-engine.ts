@@ -14,9 +14,12 @@ import {
   type EngineGenerateRequest,
   type EngineGenerateResult,
 } from "../engine.ts";
+import { createConstraintGrammars } from "./constraint-grammars.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
 import { scoreChoicesOnSequence } from "./score-choices.ts";
+import { describeServedModel, readFileMetadata } from "./tokenize-prompt.ts";
 import { SlotPool } from "./slot-pool.ts";
+import { SlotTokens } from "./slot-tokens.ts";
 
 export interface LlamaAdapterConfig {
   id: AdapterId;
@@ -42,10 +45,16 @@ export interface LlamaEngineOptions {
   fingerprintFile: (path: string) => Promise<string>;
 }
 
+/** One KV slot: a sequence of the adapter's context and what its tokens stand for. */
+interface LlamaSlot {
+  sequence: LlamaContextSequence;
+  tokens: SlotTokens;
+}
+
 interface AdapterRuntime {
   info: EngineAdapterInfo;
   context: LlamaContext;
-  pool: SlotPool<LlamaContextSequence>;
+  pool: SlotPool<LlamaSlot>;
 }
 
 /**
@@ -85,7 +94,10 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
           return undefined;
         });
       if (context === undefined) continue;
-      const slots = Array.from({ length: options.slotsPerAdapter }, () => context.getSequence());
+      const slots = Array.from({ length: options.slotsPerAdapter }, () => ({
+        sequence: context.getSequence(),
+        tokens: new SlotTokens(),
+      }));
       runtimes.set(adapter.id, {
         info: {
           id: adapter.id,
@@ -102,30 +114,45 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     throw error;
   }
 
+  const grammarFor = createConstraintGrammars(llama);
+
   return {
     kind: "llama.cpp",
     baseModel: {
-      name: model.fileInfo.metadata.general?.name ?? basename(options.baseModelPath),
+      name: readFileMetadata(model).general?.name ?? basename(options.baseModelPath),
       revision: baseRevision,
     },
+    servedModel: describeServedModel(model, options.contextSize),
     adapters: [...runtimes.values()].map((r) => r.info),
     failedAdapters,
+    features: ["output:json_schema", "output:json_object", "output:tools", "output:tools-auto"],
 
     async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
       const runtime = runtimes.get(request.adapter);
       if (!runtime) throw new UnknownAdapterError(`adapter "${request.adapter}" is not loaded on this node`);
+      // A choice is scored exactly (no grammar); other constraints decode under their compiled grammar.
+      const constraint = request.constraint;
+      const grammar = constraint && constraint.type !== "choice" ? await grammarFor(constraint) : undefined;
       const queuedAt = options.now();
       const lease = await runtime.pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
       try {
-        const result = request.constraint
-          ? await scoreChoicesOnSequence({
-              sequence: lease.slot,
-              choices: request.constraint.choices,
-              request,
-              now: options.now,
-            })
-          : await generateOnSequence({ sequence: lease.slot, grammar: undefined, request, now: options.now });
+        const result =
+          constraint?.type === "choice"
+            ? await scoreChoicesOnSequence({
+                sequence: lease.slot.sequence,
+                slotTokens: lease.slot.tokens,
+                choices: constraint.choices,
+                request,
+                now: options.now,
+              })
+            : await generateOnSequence({
+                sequence: lease.slot.sequence,
+                slotTokens: lease.slot.tokens,
+                grammar,
+                request,
+                now: options.now,
+              });
         return { ...result, queueMs };
       } finally {
         lease.release();

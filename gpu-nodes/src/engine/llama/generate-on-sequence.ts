@@ -1,10 +1,4 @@
-import {
-  LlamaCompletion,
-  type LlamaContextSequence,
-  type LlamaGrammar,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import { LlamaCompletion, type LlamaContextSequence, type LlamaGrammar, type Token } from "node-llama-cpp";
 import {
   CancelledError,
   ContextLengthExceededError,
@@ -12,25 +6,16 @@ import {
   MolWireError,
 } from "../../../../schema/wire/v1/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
+import { tokenizePrompt } from "./tokenize-prompt.ts";
+import type { SampledChunk, SlotTokens } from "./slot-tokens.ts";
 
 export interface SequenceGeneration {
   sequence: LlamaContextSequence;
+  /** What the slot's tokens stand for, so a prompt that repeats the last answer reuses its sampled tokens. */
+  slotTokens: SlotTokens;
   grammar: LlamaGrammar | undefined;
   request: EngineGenerateRequest;
   now: () => number;
-}
-
-/**
- * A view's tokens as the engine evaluates them; the router trainer tokenizes its corpus with this too, so it
- * trains on exactly the tokens the node will see.
- */
-export function tokenizeView(
-  model: LlamaModel,
-  prompt: string,
-): { promptTokens: Token[]; fullPrompt: Token[] } {
-  const promptTokens = model.tokenize(prompt, false, "trimLeadingSpace");
-  const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
-  return { promptTokens, fullPrompt: bos == null ? promptTokens : [bos, ...promptTokens] };
 }
 
 /**
@@ -40,11 +25,25 @@ export function tokenizeView(
  */
 export async function generateOnSequence({
   sequence,
+  slotTokens,
   grammar,
   request,
   now,
 }: SequenceGeneration): Promise<Omit<EngineGenerateResult, "queueMs">> {
-  const { promptTokens, fullPrompt } = tokenizeView(sequence.model, request.prompt);
+  const model = sequence.model;
+  const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
+  const start: Token[] = bos == null ? [] : [bos];
+  const plan = slotTokens.plan({
+    conversationId: request.conversationId,
+    prompt: request.prompt,
+    start,
+    held: sequence.contextTokens,
+    // Sentinel-marked template specials become control tokens; everything else is plain text.
+    tokenize: (text) => tokenizePrompt(model, text),
+  });
+  const fullPrompt = plan.tokens;
+  // LlamaCompletion puts the BOS in front itself.
+  const promptTokens = fullPrompt.slice(start.length);
   const room = sequence.context.contextSize - fullPrompt.length;
   if (room < 1) {
     throw new ContextLengthExceededError(
@@ -61,6 +60,8 @@ export async function generateOnSequence({
   const maxTokens = Math.min(request.maxTokens, room);
   const started = now();
   let firstTokenAt: number | undefined;
+  const chunks: SampledChunk[] = [];
+  let pendingTokens: Token[] = [];
   try {
     const { response, metadata } = await new LlamaCompletion({
       contextSequence: sequence,
@@ -76,14 +77,19 @@ export async function generateOnSequence({
       stopOnAbortSignal: false,
       disableContextShift: true,
       contextShiftSize: 0,
-      onToken: () => {
+      onToken: (tokens) => {
         firstTokenAt ??= now();
+        pendingTokens = tokens;
       },
+      // LlamaCompletion hands out each chunk's tokens, then their text.
       onTextChunk: (chunk) => {
+        chunks.push({ tokens: pendingTokens, text: chunk });
+        pendingTokens = [];
         if (chunk.length > 0) request.onTextDelta?.(chunk);
       },
     });
     const ended = now();
+    slotTokens.retain(plan, chunks, sequence.contextTokens);
     const used = sequence.tokenMeter.diff(meterBefore);
     const prefillEnd = firstTokenAt ?? ended;
     return {
@@ -99,6 +105,7 @@ export async function generateOnSequence({
       decodeMs: ended - prefillEnd,
     };
   } catch (error) {
+    slotTokens.forget();
     if (request.signal.aborted) {
       const reason: unknown = request.signal.reason;
       throw reason instanceof MolWireError

@@ -6,10 +6,13 @@ import {
   MolWireError,
 } from "../../../../schema/wire/v1/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
-import { tokenizeView } from "./generate-on-sequence.ts";
+import type { SlotTokens } from "./slot-tokens.ts";
+import { tokenizePrompt } from "./tokenize-prompt.ts";
 
 export interface ChoiceScoring {
   sequence: LlamaContextSequence;
+  /** What the slot's tokens stand for; scoring plans the view as a generation would and leaves the view held. */
+  slotTokens: SlotTokens;
   choices: readonly string[];
   request: EngineGenerateRequest;
   now: () => number;
@@ -27,12 +30,21 @@ const EXACT = { temperature: 0, topK: 0, topP: 1, minP: 0 } as const;
  */
 export async function scoreChoicesOnSequence({
   sequence,
+  slotTokens,
   choices,
   request,
   now,
 }: ChoiceScoring): Promise<Omit<EngineGenerateResult, "queueMs">> {
   const model = sequence.model;
-  const { fullPrompt } = tokenizeView(model, request.prompt);
+  const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
+  const plan = slotTokens.plan({
+    conversationId: request.conversationId,
+    prompt: request.prompt,
+    start: bos == null ? [] : [bos],
+    held: sequence.contextTokens,
+    tokenize: (text) => tokenizePrompt(model, text),
+  });
+  const fullPrompt = plan.tokens;
   const choiceTokens = choices.map((choice) => model.tokenize(choice, false));
   const longest = Math.max(...choiceTokens.map((t) => t.length));
   if (fullPrompt.length + longest > sequence.context.contextSize) {
@@ -74,6 +86,8 @@ export async function scoreChoicesOnSequence({
       }
       logScores.push(logP);
     }
+    // The sequence holds the view again (continuations erased), and no label: the route line comes as text.
+    slotTokens.retain(plan, [], sequence.contextTokens);
     const probabilities = normalise(logScores);
     const best = probabilities.indexOf(Math.max(...probabilities));
     const ended = now();
@@ -92,6 +106,7 @@ export async function scoreChoicesOnSequence({
       decodeMs: ended - prefillEnd,
     };
   } catch (error) {
+    slotTokens.forget();
     if (request.signal.aborted) {
       const reason: unknown = request.signal.reason;
       throw reason instanceof MolWireError

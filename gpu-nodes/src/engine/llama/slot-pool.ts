@@ -67,6 +67,7 @@ export class SlotPool<S> {
       const onAbort = (): void => {
         const index = this.#waiters.indexOf(waiter);
         if (index >= 0) this.#waiters.splice(index, 1);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort reason is the caller's typed error, passed on as it is
         reject(signal.reason);
       };
       signal.addEventListener("abort", onAbort, { once: true });

@@ -6,6 +6,7 @@ import {
   mapEngineError,
   mapHttpError,
   readErrorBody,
+  throwIfAborted,
   toAbortError,
   type EngineHttpClient,
 } from "./engine-http-client.ts";
@@ -223,7 +224,7 @@ async function openStream(input: RunCompletionInput): Promise<ReadableStream<Uin
  */
 export async function runCompletion(input: RunCompletionInput): Promise<EngineGenerateResult> {
   const { signal, now } = input;
-  if (signal.aborted) throw toAbortError(signal);
+  throwIfAborted(signal);
   const startedAt = now();
   const body = await openStream(input);
   let text = "";
@@ -252,10 +253,10 @@ export async function runCompletion(input: RunCompletionInput): Promise<EngineGe
       }
     }
   } catch (error) {
-    if (signal.aborted) throw toAbortError(signal);
+    throwIfAborted(signal);
     throw error;
   }
-  if (signal.aborted) throw toAbortError(signal);
+  throwIfAborted(signal);
   if (rawFinishReason === undefined) {
     throw new EngineFailureError("engine stream ended without a finish_reason");
   }

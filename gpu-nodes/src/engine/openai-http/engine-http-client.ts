@@ -116,6 +116,11 @@ export function mapHttpError(status: number, bodyText: string): MolWireError {
 }
 
 /** The caller aborts with a typed reason (deadline, cancel) and expects that same error back. */
+/** A function, not an inline check, so the compiler does not carry an earlier `aborted` result past an await. */
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw toAbortError(signal);
+}
+
 export function toAbortError(signal: AbortSignal): MolWireError {
   const reason: unknown = signal.reason;
   if (reason instanceof MolWireError) return reason;

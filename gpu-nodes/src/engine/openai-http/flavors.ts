@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { stripSpecialSentinels } from "../../../../schema/harness/chat-templates.ts";
 import { EngineFailureError, UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
-import { buildChoiceGrammar, type EngineGenerateRequest } from "../engine.ts";
+import { toStrictJsonSchema } from "../../../../schema/tools/json-schema-convert.ts";
+import { buildChoiceGrammar, type EngineConstraint, type EngineGenerateRequest } from "../engine.ts";
 import type { CompletionBody } from "./completion-stream.ts";
 import { readErrorBody, type EngineHttpClient } from "./engine-http-client.ts";
 
@@ -75,7 +77,9 @@ export async function computeFingerprint(parts: readonly string[]): Promise<stri
 function buildSharedBody(route: AdapterRoute, request: EngineGenerateRequest, topK: number): CompletionBody {
   const body: CompletionBody = {
     model: route.model,
-    prompt: request.prompt,
+    // These servers parse special-token text in the prompt themselves: the template's specials come through, but
+    // so would a user's typed `<|im_start|>` (a documented limitation of the HTTP engines; llama.cpp has none).
+    prompt: stripSpecialSentinels(request.prompt),
     stream: true,
     stream_options: { include_usage: true },
     max_tokens: request.maxTokens,
@@ -177,15 +181,31 @@ async function prepareVllmAdapters(client: EngineHttpClient, options: FlavorSetu
   );
 }
 
+/**
+ * vLLM's `structured_outputs` (its completions API). A `tools` constraint reaches here as `required` only: the
+ * engine has put the marker at the end of the prompt, so what is left to decode is one call (or a list).
+ */
+function vllmStructuredOutputs(constraint: EngineConstraint): Record<string, unknown> {
+  switch (constraint.type) {
+    case "choice":
+      return { choice: [...constraint.choices] };
+    case "json_schema":
+      return { json: toStrictJsonSchema(constraint.schema) };
+    case "json_object":
+      return { json_object: true };
+    case "tools":
+      return { json: toStrictJsonSchema(constraint.callSchema) };
+  }
+}
+
 export const vllmFlavor: OpenAiHttpFlavor = {
   name: "vllm",
   prepareAdapters: prepareVllmAdapters,
   buildCompletionBody(route, request) {
     // molmesh topK 0 means "off": llama.cpp reads 0 that way, vLLM spells it -1 (older releases reject 0).
     const body = buildSharedBody(route, request, request.topK <= 0 ? -1 : request.topK);
-    if (request.constraint !== undefined) {
-      body["structured_outputs"] = { choice: [...request.constraint.choices] };
-    }
+    if (request.constraint !== undefined)
+      body["structured_outputs"] = vllmStructuredOutputs(request.constraint);
     return body;
   },
 };
@@ -257,6 +277,20 @@ async function prepareLlamaServerAdapters(
   );
 }
 
+/** llama-server reads a GBNF `grammar` or a `json_schema` it turns into one itself (not both). */
+function llamaServerConstraint(constraint: EngineConstraint): Record<string, unknown> {
+  switch (constraint.type) {
+    case "choice":
+      return { grammar: buildChoiceGrammar(constraint.choices) };
+    case "json_schema":
+      return { json_schema: toStrictJsonSchema(constraint.schema) };
+    case "json_object":
+      return { json_schema: { type: "object" } };
+    case "tools":
+      return { json_schema: toStrictJsonSchema(constraint.callSchema) };
+  }
+}
+
 export const llamaServerFlavor: OpenAiHttpFlavor = {
   name: "llama-server",
   prepareAdapters: prepareLlamaServerAdapters,
@@ -264,7 +298,7 @@ export const llamaServerFlavor: OpenAiHttpFlavor = {
     const body = buildSharedBody(route, request, request.topK);
     body["lora"] = (route.lora ?? []).map((entry) => ({ id: entry.id, scale: entry.scale }));
     body["cache_prompt"] = true;
-    if (request.constraint !== undefined) body["grammar"] = buildChoiceGrammar(request.constraint.choices);
+    if (request.constraint !== undefined) Object.assign(body, llamaServerConstraint(request.constraint));
     return body;
   },
 };

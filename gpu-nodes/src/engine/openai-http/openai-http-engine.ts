@@ -1,4 +1,9 @@
-import { EngineFailureError, UnknownAdapterError } from "../../../../schema/wire/v1/index.ts";
+import { TOOL_CALL_MARKER } from "../../../../schema/tools/tool-call-text.ts";
+import {
+  BadRequestError,
+  EngineFailureError,
+  UnknownAdapterError,
+} from "../../../../schema/wire/v1/index.ts";
 import type { Engine, EngineAdapterSlots, EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
 import { runCompletion } from "./completion-stream.ts";
 import { createEngineHttpClient } from "./engine-http-client.ts";
@@ -75,6 +80,21 @@ function checkOptions(options: OpenAiHttpEngineOptions): void {
 }
 
 /**
+ * Text the answer must start with, decoded by no one: a required tool call's marker goes at the end of the
+ * prompt (the view stays a prefix, so the server's KV reuse holds) and the server decodes only the call.
+ * `auto` would need the marker-or-text grammar, which these servers' JSON schema modes cannot express.
+ */
+function forcedPrefix(request: EngineGenerateRequest): string {
+  if (request.constraint?.type !== "tools") return "";
+  if (request.constraint.mode === "auto") {
+    throw new BadRequestError(
+      'this engine cannot constrain tool choice "auto"; send it to a node with output:tools-auto',
+    );
+  }
+  return TOOL_CALL_MARKER;
+}
+
+/**
  * An Engine backed by a vLLM or llama-server process over its OpenAI-compatible HTTP API. Resolves before
  * serving: vLLM gets every LoRA loaded and verified; llama-server gets its LoRA ids mapped.
  */
@@ -100,16 +120,19 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
       );
     }
     if (closing.signal.aborted) throw new EngineFailureError("engine is closed");
+    const forced = forcedPrefix(request);
     state.inFlight += 1;
     try {
-      return await runCompletion({
+      if (forced !== "") request.onTextDelta?.(forced);
+      const result = await runCompletion({
         client,
-        body: flavor.buildCompletionBody(state.served.route, request),
+        body: flavor.buildCompletionBody(state.served.route, { ...request, prompt: request.prompt + forced }),
         signal: AbortSignal.any([request.signal, closing.signal]),
         now: options.now,
         onTextDelta: request.onTextDelta,
         onFirstToken: () => state.recent.touch(request.conversationId),
       });
+      return { ...result, text: forced + result.text };
     } finally {
       state.inFlight -= 1;
     }
@@ -132,10 +155,12 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
       revision: await computeFingerprint([flavor.name, options.baseModel]),
     },
     adapters: prepared.map((served) => ({ id: served.id, revision: served.revision, lora: served.lora })),
+    features: ["output:json_schema", "output:json_object", "output:tools"],
     generate,
     snapshot,
-    async close() {
+    close() {
       closing.abort(new EngineFailureError("engine closed during generation"));
+      return Promise.resolve();
     },
   };
 }

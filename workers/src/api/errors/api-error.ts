@@ -15,6 +15,7 @@ export type ApiErrorType =
 export type ApiResource =
   | "conversation"
   | "response"
+  | "item"
   | "tenant"
   | "api_key"
   | "webhook_endpoint"

@@ -1,6 +1,5 @@
 import type { TurnMol, TurnRecord } from "../../conversation/turn-record.ts";
-import { formatMol } from "./format-mol.ts";
-import { readModelName } from "./read-model-name.ts";
+import { formatMol, readModelName } from "./format-mol.ts";
 import { sumCriticalPathUsage } from "./sum-critical-path-usage.ts";
 
 export interface ChatUsageObject {

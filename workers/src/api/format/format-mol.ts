@@ -1,5 +1,6 @@
 import type { TurnMol } from "../../conversation/turn-record.ts";
 import { mapTurnErrorToApiError } from "../errors/api-error.ts";
+import { ROUTED_MODEL } from "../schemas/resolve-model.ts";
 
 /**
  * `mol` as clients see it. A route fallback keeps its wire code (it says why another specialist answered) but
@@ -12,4 +13,9 @@ export function formatMol(mol: TurnMol): TurnMol {
     ...mol,
     fallback: { ...mol.fallback, message: mapTurnErrorToApiError({ code, message }).message },
   };
+}
+
+/** The model name the client asked for, rebuilt from the turn, so a replay echoes the original request. */
+export function readModelName(mol: TurnMol): string {
+  return mol.source === "forced" ? `${ROUTED_MODEL}:${mol.label}` : ROUTED_MODEL;
 }

@@ -1,3 +1,4 @@
+import type { TenantLimitSettings } from "../../limits/tenant-limits.ts";
 import type { Tenant } from "../../tenancy/tenant-store.ts";
 
 export interface TenantObject {
@@ -15,5 +16,16 @@ export function formatTenant(tenant: Tenant): TenantObject {
     name: tenant.name,
     status: tenant.status,
     created_at: tenant.createdAt,
+  };
+}
+
+/** A tenant's limits in force, in the API's snake_case. */
+export function formatTenantLimits(tenantId: string, limits: TenantLimitSettings) {
+  return {
+    object: "tenant.limits",
+    tenant_id: tenantId,
+    requests_per_minute: limits.requestsPerMinute,
+    tokens_per_minute: limits.tokensPerMinute,
+    monthly_tokens: limits.monthlyTokens,
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { metadataSchema } from "./metadata-schema.ts";
+import { describeMessageTooLong, measureUtf8Bytes, type RequestLimits } from "./request-limits.ts";
 
 import { pageQueryFields } from "./page-query-fields.ts";
 
@@ -17,6 +18,11 @@ export const createConversationBodySchema = z
   })
   .openapi("CreateConversationRequest");
 export type CreateConversationBody = z.infer<typeof createConversationBodySchema>;
+
+/** `POST /v1/conversations/{id}`: replaces the metadata (as OpenAI's update does). */
+export const updateConversationBodySchema = z
+  .strictObject({ metadata: metadataSchema })
+  .openapi("UpdateConversationRequest");
 
 export const conversationIdParamsSchema = z.object({
   id: z
@@ -41,3 +47,39 @@ export const listItemsQuerySchema = z
   })
   .openapi("ListConversationItemsQuery");
 export type ListItemsQuery = z.infer<typeof listItemsQuerySchema>;
+
+const itemTextPartSchema = z.strictObject({
+  type: z.enum(["input_text", "output_text"]),
+  text: z.string(),
+  annotations: z.array(z.unknown()).optional(),
+});
+
+/**
+ * `POST /v1/conversations/{id}/items`: user and assistant messages added without a turn; they open the next
+ * turn's views. Their bytes together stay within one user message's limit, as a turn's earlier items do.
+ */
+export function createItemsBodySchema(limits: RequestLimits) {
+  return z
+    .strictObject({
+      items: z
+        .array(
+          z.strictObject({
+            type: z.literal("message").optional(),
+            role: z.enum(["user", "assistant"]),
+            content: z.union([z.string(), z.array(itemTextPartSchema).min(1)]),
+          }),
+        )
+        .min(1)
+        .max(20),
+    })
+    .superRefine((body, ctx) => {
+      const bytes = body.items.reduce((sum, item) => sum + measureUtf8Bytes(readItemText(item.content)), 0);
+      if (bytes > limits.maxMessageBytes)
+        ctx.addIssue({ code: "custom", path: ["items"], message: describeMessageTooLong(limits) });
+    })
+    .openapi("CreateConversationItemsRequest");
+}
+
+export function readItemText(content: string | ReadonlyArray<{ text: string }>): string {
+  return typeof content === "string" ? content : content.map((part) => part.text).join("\n");
+}

@@ -4,7 +4,7 @@ import { formatChatUsage } from "../format/format-chat-completion.ts";
 import { formatMol } from "../format/format-mol.ts";
 import { describeEarlyEnd, describeSourceFailure, describeTurnError } from "./describe-stream-failure.ts";
 import { SSE_DONE_FRAME, encodeSseEvent } from "./encode-sse.ts";
-import type { PartEncoder } from "./part-encoder.ts";
+import type { PartEncoder } from "./create-part-sse-stream.ts";
 
 export interface ChatChunkOptions {
   id: string;

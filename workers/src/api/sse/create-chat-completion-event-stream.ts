@@ -1,7 +1,7 @@
 import type { TurnRecord, TurnStreamPart } from "../../conversation/turn-record.ts";
 import { ChatChunkEncoder, type ChatChunkOptions } from "./chat-chunk-encoder.ts";
 import { createPartSseStream, type SseStreamOptions } from "./create-part-sse-stream.ts";
-import { replayTurnParts } from "./replay-turn-parts.ts";
+import { replayTurnParts } from "../../conversation/replay-turn-parts.ts";
 
 export type ChatCompletionEventStreamOptions = ChatChunkOptions & SseStreamOptions;
 

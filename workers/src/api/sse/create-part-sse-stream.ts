@@ -1,5 +1,14 @@
 import { encodeSseComment } from "./encode-sse.ts";
-import type { PartEncoder } from "./part-encoder.ts";
+
+/** Turns a source of parts into SSE frames for one wire format; stateful, one per stream. */
+export interface PartEncoder<P> {
+  /** `done`: the part was terminal; the stream closes after these frames. */
+  encodePart(part: P): { frames: string[]; done: boolean };
+  /** The source ended without a terminal part. */
+  encodeEnd(): string[];
+  /** The source threw. */
+  encodeFailure(error: unknown): string[];
+}
 
 export interface SseStreamOptions {
   /** Sends `: keepalive` after this long without a frame; off when absent. */
@@ -63,16 +72,21 @@ export function createPartSseStream<P>(
           result = await waitForNext(pending, options.keepAliveMs);
         } catch (error) {
           pending = undefined;
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- cancel() may have closed it during the await
           if (!closed) finish(encoder.encodeFailure(error));
           return;
         }
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- cancel() may have closed it during the await
         if (closed) return;
         if (result === KEEPALIVE) {
           emit([encodeSseComment("keepalive")]);
           return;
         }
         pending = undefined;
-        if (result.done === true) return finish(encoder.encodeEnd());
+        if (result.done === true) {
+          finish(encoder.encodeEnd());
+          return;
+        }
         const { frames, done } = encoder.encodePart(result.value);
         if (done) {
           finish(frames);

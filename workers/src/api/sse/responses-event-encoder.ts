@@ -9,7 +9,7 @@ import {
 } from "../format/format-response-object.ts";
 import { describeEarlyEnd, describeSourceFailure, describeTurnError } from "./describe-stream-failure.ts";
 import { encodeSseEvent } from "./encode-sse.ts";
-import type { PartEncoder } from "./part-encoder.ts";
+import type { PartEncoder } from "./create-part-sse-stream.ts";
 
 const OUTPUT_INDEX = 0;
 const CONTENT_INDEX = 0;
@@ -19,13 +19,22 @@ export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
   #sequence = 0;
   #turn: TurnRecord | undefined;
   readonly #options: ResponseFormatOptions;
+  readonly #startingAfter: number;
 
-  constructor(options: ResponseFormatOptions = {}) {
-    this.#options = options;
+  /**
+   * `startingAfter` (stream resume): events up to that `sequence_number` are encoded but not sent, so the
+   * same parts give the same numbers and a resumed stream continues where the dropped one stopped.
+   */
+  constructor(options: ResponseFormatOptions & { startingAfter?: number } = {}) {
+    const { startingAfter, ...format } = options;
+    this.#options = format;
+    this.#startingAfter = startingAfter ?? -1;
   }
 
   #event(type: string, fields: Record<string, unknown>): string {
-    return encodeSseEvent(JSON.stringify({ type, sequence_number: this.#sequence++, ...fields }), type);
+    const sequence = this.#sequence++;
+    if (sequence <= this.#startingAfter) return "";
+    return encodeSseEvent(JSON.stringify({ type, sequence_number: sequence, ...fields }), type);
   }
 
   #response(turn: TurnRecord): ResponseObject {
@@ -96,6 +105,11 @@ export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
   }
 
   encodePart(part: TurnStreamPart): { frames: string[]; done: boolean } {
+    const { frames, done } = this.#encodePart(part);
+    return { frames: frames.filter((frame) => frame !== ""), done };
+  }
+
+  #encodePart(part: TurnStreamPart): { frames: string[]; done: boolean } {
     switch (part.type) {
       case "turn-start":
         return { frames: this.#turn === undefined ? this.#start(part.turn) : [], done: false };
@@ -121,10 +135,10 @@ export class ResponsesEventEncoder implements PartEncoder<TurnStreamPart> {
   }
 
   encodeEnd(): string[] {
-    return this.#fail(describeEarlyEnd());
+    return this.#fail(describeEarlyEnd()).filter((frame) => frame !== "");
   }
 
   encodeFailure(error: unknown): string[] {
-    return this.#fail(describeSourceFailure(error));
+    return this.#fail(describeSourceFailure(error)).filter((frame) => frame !== "");
   }
 }

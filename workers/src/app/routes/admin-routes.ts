@@ -15,7 +15,7 @@ import {
   rotateApiKeyBodySchema,
   tenantLimitsBodySchema,
 } from "../../api/schemas/tenancy-schemas.ts";
-import { formatTenantLimits } from "../../api/format/format-tenant-limits.ts";
+import { formatTenantLimits } from "../../api/format/format-tenant.ts";
 import { createTenantAdmin, type TenantAdmin } from "../../tenancy/create-tenant-admin.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody, readOptionalJsonBody } from "../read-json-body.ts";
@@ -26,7 +26,7 @@ const ADMIN_ACTOR = "admin";
 
 function readTenantAdmin(c: Context<AppEnv>): TenantAdmin {
   const { deps } = c.var;
-  return createTenantAdmin({ store: deps.tenantStore, now: deps.now, newId: deps.newId });
+  return createTenantAdmin({ store: deps.tenantStore, now: deps.now, newId: (prefix) => deps.newId(prefix) });
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { canonicalizeJson } from "../../../../schema/harness/content-hash.ts";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
-import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
+import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
 import { formatChatCompletion, toChatCompletionId } from "../../api/format/format-chat-completion.ts";
 import {
   createChatCompletionBodySchema,
@@ -12,20 +11,20 @@ import { resolveModel } from "../../api/schemas/resolve-model.ts";
 import { createChatCompletionEventStream } from "../../api/sse/create-chat-completion-event-stream.ts";
 import type { StatelessTurnRequest } from "../../conversation/conversation-rpc.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { hashRequestBody } from "../read-idempotency-key.ts";
 import { readJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream } from "../serve-turn.ts";
 import { admitTurn } from "../admit-turn.ts";
+import { startStatelessTurn } from "../start-stateless-turn.ts";
 
 const chatBodySchema = createChatCompletionBodySchema({
-  maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS),
+  maxMessageBytes: MAX_MESSAGE_BYTES,
 });
 
 /**
  * `POST /v1/chat/completions` for existing clients: stateless (the client sends the history), `model: "mol"`
- * routes per turn and `"mol:<label>"` forces a specialist. The turn runs in an object keyed by the history's
- * opening (system + first user message), so a client's growing chat lands on the same GPU KV slot each time.
+ * routes per turn and `"mol:<label>"` forces a specialist. Each request runs on its own (see
+ * start-stateless-turn.ts); `prompt_cache_key` (else `user`) keeps a client's chat on one GPU KV slot.
  */
 export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/chat/*", requireScope("chat"));
@@ -36,15 +35,13 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
       role: m.role === "developer" ? "system" : m.role,
       content: readChatContentText(m.content),
     }));
-    const opening = messages.slice(0, messages.findIndex((m) => m.role === "user") + 1);
-    const conversationKey = `chat_${(await hashRequestBody({ tenant: c.var.tenantId, opening: canonicalizeJson(opening) })).slice(0, 32)}`;
     const limitHeaders = await admitTurn(c);
-    const result = await c.var.deps.conversations(c.var.tenantId, conversationKey).startStatelessTurn({
-      tenantId: c.var.tenantId,
-      conversationKey,
+    const result = await startStatelessTurn(c, {
       messages,
       ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
       sampling: readChatSampling(body),
+      apiOrigin: new URL(c.req.url).origin,
+      cacheKey: body.prompt_cache_key ?? body.user,
     });
     if (!result.ok) throw new Error("stateless turns are never refused");
     const parts = await openTurnStream(result.stream);

@@ -6,13 +6,22 @@ import { formatItem, readAssistantItemStatus } from "../../api/format/format-ite
 import {
   createConversationBodySchema,
   listItemsQuerySchema,
+  createItemsBodySchema,
+  readItemText,
+  updateConversationBodySchema,
 } from "../../api/schemas/conversation-schemas.ts";
+import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
+import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
+
 import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import { requireConversation } from "./require-conversation.ts";
+import type { StoredItem } from "../../conversation/conversation-rpc.ts";
 
-/** `/v1/conversations`: create, read, list items, delete. */
+const itemsBodySchema = createItemsBodySchema({ maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) });
+
+/** `/v1/conversations`: create, read, update metadata, add, list, retrieve and delete items, delete. */
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/conversations/*", requireScope("conversations"));
   app.post("/v1/conversations", async (c) => {
@@ -40,23 +49,48 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     return c.json(formatConversation(meta));
   });
 
+  app.post("/v1/conversations/:id", async (c) => {
+    const body = await readJsonBody(c, updateConversationBodySchema);
+    const { handle, id } = await requireConversation(c);
+    const meta = await handle.updateMetadata(body.metadata);
+    if (!meta) throw createNotFoundError("conversation", id);
+    await c.var.deps.conversationIndex.updateMetadata?.(meta);
+    return c.json(formatConversation(meta));
+  });
+
+  app.post("/v1/conversations/:id/items", async (c) => {
+    const body = await readJsonBody(c, itemsBodySchema);
+    const { handle, id } = await requireConversation(c);
+    const added = await handle.addItems(
+      body.items.map((item) => ({ role: item.role, text: readItemText(item.content) })),
+    );
+    if (!added) throw createNotFoundError("conversation", id);
+    return c.json(formatItemList(added.map(formatStoredItem), { hasMore: false }));
+  });
+
+  app.get("/v1/conversations/:id/items/:item_id", async (c) => {
+    const { handle } = await requireConversation(c);
+    const itemId = c.req.param("item_id");
+    const item = await handle.readItem(itemId);
+    if (!item) throw createNotFoundError("item", itemId);
+    return c.json(formatStoredItem(item));
+  });
+
+  /** A tombstone: the item leaves every list and read; the views (and KV) keep it, see timeline-event.ts. */
+  app.delete("/v1/conversations/:id/items/:item_id", async (c) => {
+    const { handle, meta } = await requireConversation(c);
+    const itemId = c.req.param("item_id");
+    if (!(await handle.deleteItem(itemId))) throw createNotFoundError("item", itemId);
+    return c.json(formatConversation(meta));
+  });
+
   app.get("/v1/conversations/:id/items", async (c) => {
     const query = listItemsQuerySchema.safeParse(c.req.query());
     if (!query.success) throw createValidationError(query.error.issues);
     const { handle, id } = await requireConversation(c);
     const page = await handle.listItems(query.data);
     if (!page) throw createNotFoundError("conversation", id);
-    const data = page.items.map(({ role, turn }) =>
-      role === "user"
-        ? formatItem({ role, id: turn.userItemId, text: turn.userText })
-        : formatItem({
-            role,
-            id: turn.assistantItemId,
-            text: turn.answerText,
-            status: readAssistantItemStatus(turn),
-            mol: turn.mol,
-          }),
-    );
+    const data = page.items.map(formatStoredItem);
     return c.json(formatItemList(data, { hasMore: page.hasMore }));
   });
 
@@ -66,4 +100,23 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     await handle.remove();
     return c.json({ id, object: "conversation.deleted", deleted: true });
   });
+}
+
+function formatStoredItem(item: StoredItem) {
+  if ("context" in item) {
+    const { id, text } = item.context;
+    return item.role === "user"
+      ? formatItem({ role: "user", id, text })
+      : formatItem({ role: "assistant", id, text, status: "completed" });
+  }
+  const { role, turn } = item;
+  return role === "user"
+    ? formatItem({ role, id: turn.userItemId, text: turn.userText })
+    : formatItem({
+        role,
+        id: turn.assistantItemId,
+        text: turn.answerText,
+        status: readAssistantItemStatus(turn),
+        mol: turn.mol,
+      });
 }

@@ -8,21 +8,18 @@ import {
   createValidationError,
 } from "../../api/errors/request-errors.ts";
 import { GENUI_FRAME_RUNTIME_JS, GENUI_FRAME_RUNTIME_VERSION } from "../../genui/frame-bundle.generated.ts";
-import {
-  GENUI_RENDER_TOKEN_TTL_SECONDS,
-  checkRenderToken,
-  mintRenderToken,
-  type GenuiComponent,
-} from "../../genui/genui-component-store.ts";
+import { checkRenderToken, type GenuiComponent } from "../../genui/genui-component-store.ts";
+import { storeValidComponent } from "../../genui/store-component.ts";
 import { renderFrameDocument, renderHostPage } from "../../genui/render-pages.ts";
 import { validateComponent, type GenuiValidationReport } from "../../genui/validate-component.ts";
 import { requireScope } from "../access-guards.ts";
+import { renderPlaygroundPage } from "../playground-page.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { MAX_BODY_BYTES, readLimitedBody } from "../read-json-body.ts";
 
 /**
  * GenUI components: `POST /v1/genui/components` validates and stores one (422 with the report when rejected),
- * `GET /playground/render/{id}?t=` (API origin) is its host page, and the sandbox origin serves only the frame
+ * `GET /playground/render/{id}?t=` (API origin) is its host page, `GET /playground` the chat page around them, and the sandbox origin serves only the frame
  * document and the frame runtime. Error codes added here: `genui_component_rejected` (422),
  * `genui_sandbox_unconfigured` (503).
  */
@@ -150,24 +147,18 @@ export function registerGenuiRoutes(app: OpenAPIHono<AppEnv>): void {
       return rejectedResponse(report, c.var.requestId);
     const sandbox = requireSandbox(c);
     const { deps, tenantId } = c.var;
-    const now = Math.floor(deps.now() / 1000);
-    const { token, hash } = await mintRenderToken();
-    const hostOrigin = new URL(c.req.url).origin;
-    const component: GenuiComponent = {
+    const { component, renderUrl } = await storeValidComponent(deps.genuiComponents, {
       id: deps.newId("gc"),
       tenantId,
       source: typeof source === "string" ? source : utf8.decode(source),
       compiled,
       report,
-      hostOrigin,
-      renderTokenHash: hash,
-      renderTokenExpiresAt: now + GENUI_RENDER_TOKEN_TTL_SECONDS,
-      createdAt: now,
-    };
-    await deps.genuiComponents.create(component);
+      apiOrigin: new URL(c.req.url).origin,
+      nowSeconds: Math.floor(deps.now() / 1000),
+    });
     return c.json({
       ...formatComponent(component),
-      render_url: `${hostOrigin}/playground/render/${component.id}?t=${token}`,
+      render_url: renderUrl,
       render_url_expires_at: component.renderTokenExpiresAt,
       sandbox_origin: sandbox,
     });
@@ -178,6 +169,11 @@ export function registerGenuiRoutes(app: OpenAPIHono<AppEnv>): void {
     const component = await c.var.deps.genuiComponents.get(c.var.tenantId, id);
     if (!component) throw createNotFoundError("genui_component", id);
     return c.json(formatComponent(component));
+  });
+
+  app.get("/playground", (c) => {
+    const page = renderPlaygroundPage(crypto.randomUUID().replace(/-/g, ""));
+    return c.body(page.body, 200, page.headers);
   });
 
   app.get("/playground/render/:id", async (c) => {

@@ -1,58 +1,297 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
-import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
+import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
+import type { ResponseEcho } from "../../../../schema/db/timeline-event.ts";
+import { ApiError } from "../../api/errors/api-error.ts";
 import { createNotFoundError } from "../../api/errors/request-errors.ts";
-import { formatResponseObject } from "../../api/format/format-response-object.ts";
+import { formatResponseObject, type ResponseFormatOptions } from "../../api/format/format-response-object.ts";
 import {
   createResponseBodySchema,
   readConversationId,
-  readResponseInputText,
+  readResponseInput,
+  type CreateResponseBody,
+  type ResponseInputParts,
 } from "../../api/schemas/create-response-body-schema.ts";
 import { readResponseSampling } from "../../api/schemas/read-sampling.ts";
 import { resolveModel } from "../../api/schemas/resolve-model.ts";
 import { createResponsesEventStream } from "../../api/sse/create-responses-event-stream.ts";
+import { buildTurnRecord } from "../../conversation/build-turn-record.ts";
+import type {
+  ConversationHandle,
+  StartTurnRequest,
+  StartTurnResult,
+} from "../../conversation/conversation-rpc.ts";
+import { parseResponseId } from "../../conversation/item-id.ts";
+import type { TurnRecord } from "../../conversation/turn-record.ts";
+import type { RateLimitHeaders } from "../../limits/tenant-limits.ts";
+import { readPartStream } from "../../lib/create-part-stream.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { hashRequestBody, readIdempotencyKey } from "../read-idempotency-key.ts";
 import { readJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../serve-turn.ts";
+import { startStatelessTurn } from "../start-stateless-turn.ts";
 import { isConversationId } from "./require-conversation.ts";
 import { admitTurn } from "../admit-turn.ts";
+import { registerResponseObjectRoutes } from "./response-object-routes.ts";
 
 const responseBodySchema = createResponseBodySchema({
-  maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS),
+  maxMessageBytes: MAX_MESSAGE_BYTES,
 });
 
-/** `POST /v1/responses`: one turn of a server-side conversation, streamed or not. */
+/** Where a stored turn goes: its conversation's object, and whether the response shows that conversation. */
+interface TurnTarget {
+  conversationId: string;
+  handle: ConversationHandle;
+  inConversation: boolean;
+}
+
+/**
+ * `POST /v1/responses`: one turn, streamed or not. With `conversation`, a turn of it. With
+ * `previous_response_id`, a turn of the conversation that response belongs to when it is that conversation's
+ * latest, else of a fork: a new conversation whose timeline is a copy of the old one up to that response (the
+ * old one is untouched). With neither, a new implicit conversation: not listed by `GET /v1/conversations`, and
+ * `conversation: null` on the response; chaining continues it. `store: false` runs like a chat completion
+ * and keeps nothing. `background: true` answers at once (`queued`) and the turn runs on without the client.
+ */
 export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/responses/*", requireScope("responses"));
   app.post("/v1/responses", async (c) => {
     const body = await readJsonBody(c, responseBodySchema);
-    const idempotencyKey = readIdempotencyKey(c);
-    const conversationId = readConversationId(body.conversation);
-    if (!isConversationId(conversationId))
-      throw createNotFoundError("conversation", conversationId, "conversation");
     const model = resolveModel(body.model ?? "mol", DEFAULT_HARNESS.router.labels);
+    const forced = model.kind === "forced" ? { forcedLabel: model.label } : {};
+    const input = readResponseInput(body.input, body.instructions);
+    const echo = readEcho(body, input);
+    if (body.store === false) return serveStatelessResponse(c, body, input, echo, forced);
+
+    const idempotencyKey = readIdempotencyKey(c);
+    const named = readConversationId(body.conversation);
+    if (named !== undefined && !isConversationId(named))
+      throw createNotFoundError("conversation", named, "conversation");
+    const previous = body.previous_response_id;
+    const chained = previous === undefined ? undefined : parseResponseId(previous);
+    if (previous !== undefined && !chained) throw previousNotFound(previous);
+    // A new conversation has no items: a reference can only be wrong (and must leave nothing behind).
+    if (named === undefined && !chained && input.itemReferences.length > 0)
+      throw itemNotFound(input.itemReferences[0] ?? "");
+
     const limitHeaders = await admitTurn(c);
-    const result = await c.var.deps.conversations(c.var.tenantId, conversationId).startTurn({
-      conversationId,
-      text: readResponseInputText(body.input),
-      ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
+    const request: StartTurnRequest = {
+      conversationId: named ?? chained?.conversationId ?? "",
+      text: input.text,
+      ...forced,
       sampling: readResponseSampling(body),
+      apiOrigin: new URL(c.req.url).origin,
+      ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
+      ...(input.context.length > 0 ? { context: input.context } : {}),
+      ...(chained ? { previousTurnId: chained.turnId } : {}),
+      ...(input.itemReferences.length > 0 ? { itemReferences: input.itemReferences } : {}),
+      response: echo,
       ...(idempotencyKey
         ? { idempotency: { key: idempotencyKey, requestHash: await hashRequestBody(body) } }
         : {}),
-    });
-    if (!result.ok) {
-      await c.var.deps.limits(c.var.tenantId).refund();
-      throw toRefusalError(result, conversationId);
+    };
+    try {
+      const target = await openTarget(c, named, chained?.conversationId, idempotencyKey);
+      const started = await startOrFork(c, target, request, body.background === true, idempotencyKey);
+      if (!started.ok) throw toRefusalError(started.result, started.conversationId, previous);
+      if (started.kind === "background")
+        // eslint-disable-next-line @typescript-eslint/return-await -- outside the refund: the background turn has started and is charged
+        return serveBackground(c, started.handle, started.conversationId, started.turnId, body, limitHeaders);
+      const parts = await openTurnStream(started.stream);
+      if (body.stream)
+        return new Response(createResponsesEventStream(parts, { keepAliveMs: 15_000 }), {
+          headers: { ...SSE_HEADERS, ...limitHeaders },
+        });
+      return c.json(formatResponseObject(await collectTurn(parts)), 200, limitHeaders);
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500) await c.var.deps.limits(c.var.tenantId).refund();
+      throw error;
     }
-    const parts = await openTurnStream(result.stream);
-    const options = { metadata: body.metadata ?? null, ...(body.model ? { model: body.model } : {}) };
-    if (body.stream)
-      return new Response(createResponsesEventStream(parts, { ...options, keepAliveMs: 15_000 }), {
-        headers: { ...SSE_HEADERS, ...limitHeaders },
-      });
-    return c.json(formatResponseObject(await collectTurn(parts), options), 200, limitHeaders);
+  });
+  registerResponseObjectRoutes(app);
+}
+
+type Started =
+  | { ok: true; kind: "stream"; stream: ReadableStream<Uint8Array> }
+  | { ok: true; kind: "background"; handle: ConversationHandle; conversationId: string; turnId: string }
+  | { ok: false; result: Extract<StartTurnResult, { ok: false }>; conversationId: string };
+
+async function openTarget(
+  c: Context<AppEnv>,
+  named: string | undefined,
+  chainedConversation: string | undefined,
+  idempotencyKey: string | undefined,
+): Promise<TurnTarget> {
+  const { deps, tenantId } = c.var;
+  if (named !== undefined)
+    return { conversationId: named, handle: deps.conversations(tenantId, named), inConversation: true };
+  if (chainedConversation !== undefined) {
+    const handle = deps.conversations(tenantId, chainedConversation);
+    return { conversationId: chainedConversation, handle, inConversation: false };
+  }
+  return { ...(await createImplicitConversation(c, "new", idempotencyKey)), inConversation: false };
+}
+
+/**
+ * Not added to the conversation index: it is the response's, not one the tenant made. With an Idempotency-Key
+ * its id derives from the key, so a retry lands in the same conversation and replays the turn.
+ */
+async function createImplicitConversation(
+  c: Context<AppEnv>,
+  kind: "new" | "fork",
+  idempotencyKey: string | undefined,
+  seed?: Awaited<ReturnType<ConversationHandle["exportThrough"]>>,
+): Promise<{ conversationId: string; handle: ConversationHandle }> {
+  const { deps, tenantId } = c.var;
+  const conversationId =
+    idempotencyKey === undefined
+      ? deps.newId("conv")
+      : `conv_${(await hashRequestBody({ tenantId, idempotencyKey, kind })).slice(0, 32)}`;
+  const handle = deps.conversations(tenantId, conversationId);
+  const meta = { id: conversationId, tenantId, createdAt: Math.floor(deps.now() / 1000), metadata: {} };
+  await (seed ? handle.createFrom(meta, seed) : handle.create(meta));
+  return { conversationId, handle };
+}
+
+async function startOrFork(
+  c: Context<AppEnv>,
+  target: TurnTarget,
+  request: StartTurnRequest,
+  background: boolean,
+  idempotencyKey: string | undefined,
+): Promise<Started> {
+  const start = async (handle: ConversationHandle, conversationId: string): Promise<Started> => {
+    const at = { ...request, conversationId };
+    if (background) {
+      const result = await handle.startDetachedTurn(at);
+      return result.ok
+        ? { ok: true, kind: "background", handle, conversationId, turnId: result.turnId }
+        : { ok: false, result, conversationId };
+    }
+    const result = await handle.startTurn(at);
+    return result.ok
+      ? { ok: true, kind: "stream", stream: result.stream }
+      : { ok: false, result, conversationId };
+  };
+  const first = await start(target.handle, target.conversationId);
+  if (first.ok || first.result.refusal.code !== "previous_response_not_latest" || !request.previousTurnId)
+    return first;
+  // Not the latest response: fork. Item references are checked first, so a bad one leaves no fork behind.
+  for (const itemId of request.itemReferences ?? [])
+    if (!(await target.handle.readItem(itemId))) throw itemNotFound(itemId);
+  const seed = await target.handle.exportThrough(request.previousTurnId);
+  if (!seed) return first;
+  const fork = await createImplicitConversation(c, "fork", idempotencyKey, seed);
+  return start(fork.handle, fork.conversationId);
+}
+
+async function serveBackground(
+  c: Context<AppEnv>,
+  handle: ConversationHandle,
+  conversationId: string,
+  turnId: string,
+  body: CreateResponseBody,
+  limitHeaders: RateLimitHeaders,
+): Promise<Response> {
+  if (body.stream) {
+    const stream = await handle.attachTurn(turnId);
+    if (!stream) throw createNotFoundError("response", `resp_${turnId}`);
+    return new Response(createResponsesEventStream(readPartStream(stream), { keepAliveMs: 15_000 }), {
+      headers: { ...SSE_HEADERS, ...limitHeaders },
+    });
+  }
+  const stored = await handle.readTurn(turnId);
+  const turn = stored?.turn ?? queuedTurn(conversationId, turnId, c.var.deps.now(), body);
+  const options: ResponseFormatOptions = stored ? {} : { status: "queued" };
+  return c.json(formatResponseObject(turn, options), 200, limitHeaders);
+}
+
+/** A background turn whose user message is not in the timeline yet: what it will be once it starts. */
+function queuedTurn(
+  conversationId: string,
+  turnId: string,
+  now: number,
+  body: CreateResponseBody,
+): TurnRecord {
+  const input = readResponseInput(body.input, body.instructions);
+  return buildTurnRecord(conversationId, [
+    {
+      type: "user_message",
+      turnId,
+      text: input.text,
+      harnessHash: "",
+      response: readEcho(body, input),
+      seq: 0,
+      createdAt: now,
+    },
+  ]);
+}
+
+async function serveStatelessResponse(
+  c: Context<AppEnv>,
+  body: CreateResponseBody,
+  input: ResponseInputParts,
+  echo: ResponseEcho,
+  forced: { forcedLabel?: string },
+): Promise<Response> {
+  const limitHeaders = await admitTurn(c);
+  const messages = [
+    ...(input.instructions === undefined ? [] : [{ role: "system" as const, content: input.instructions }]),
+    ...input.context.map((m) => ({ role: m.role, content: m.text })),
+    { role: "user" as const, content: input.text },
+  ];
+  const result = await startStatelessTurn(c, {
+    messages,
+    ...forced,
+    sampling: readResponseSampling(body),
+    apiOrigin: new URL(c.req.url).origin,
+    cacheKey: body.prompt_cache_key ?? body.user,
+  });
+  if (!result.ok) throw new Error("stateless turns are never refused");
+  const parts = await openTurnStream(result.stream);
+  const options: ResponseFormatOptions = { ...formatEcho(echo), store: false, inConversation: false };
+  if (body.stream)
+    return new Response(createResponsesEventStream(parts, { ...options, keepAliveMs: 15_000 }), {
+      headers: { ...SSE_HEADERS, ...limitHeaders },
+    });
+  return c.json(formatResponseObject(await collectTurn(parts), options), 200, limitHeaders);
+}
+
+function readEcho(body: CreateResponseBody, input: ResponseInputParts): ResponseEcho {
+  const echo: ResponseEcho = {
+    model: body.model,
+    metadata: body.metadata,
+    temperature: body.temperature,
+    topP: body.top_p,
+    maxOutputTokens: body.max_output_tokens,
+    tools: body.tools,
+    toolChoice: body.tool_choice,
+    instructions: input.instructions,
+    background: body.background,
+    previousResponseId: body.previous_response_id,
+    inConversation: body.conversation !== undefined,
+  };
+  return Object.fromEntries(Object.entries(echo).filter(([, v]) => v !== undefined));
+}
+
+/** A stateless turn keeps no echo of its own: the options carry it. */
+function formatEcho(echo: ResponseEcho): ResponseFormatOptions {
+  const { tools: _tools, toolChoice, ...rest } = echo;
+  return { ...rest, ...(toolChoice === "auto" || toolChoice === "none" ? { toolChoice } : {}) };
+}
+
+function previousNotFound(id: string): ApiError {
+  return createNotFoundError("response", id, "previous_response_id");
+}
+
+function itemNotFound(itemId: string): ApiError {
+  return new ApiError({
+    status: 404,
+    type: "invalid_request_error",
+    code: "item_not_found",
+    param: "input",
+    message: `No item found with id '${itemId}'.`,
   });
 }

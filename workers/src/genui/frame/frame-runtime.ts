@@ -45,11 +45,15 @@ const reportError = (error: unknown) =>
     message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
   });
 
-window.addEventListener("message", (event: MessageEvent<RpcMessage>) => {
+/** A posted message is whatever its sender put there; only JSON-RPC 2.0 is read. */
+const isRpcMessage = (data: unknown): data is RpcMessage =>
+  typeof data === "object" && data !== null && "jsonrpc" in data && data.jsonrpc === "2.0";
+
+window.addEventListener("message", (event: MessageEvent<unknown>) => {
   // Only the embedding host speaks to the frame; anything else (another frame, an extension) is ignored.
   if (!payload || event.source !== window.parent || event.origin !== payload.hostOrigin) return;
   const message = event.data;
-  if (typeof message !== "object" || message === null || message.jsonrpc !== "2.0") return;
+  if (!isRpcMessage(message)) return;
   if (message.method === GENUI_RPC.ping && message.id !== undefined)
     return post({ id: message.id, result: {} });
   if (message.method === undefined && typeof message.id === "number") {

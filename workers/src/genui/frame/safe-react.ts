@@ -23,7 +23,8 @@ export interface SafeReact {
   wrapComponent(component: AnyFunction): React.FunctionComponent<Props>;
 }
 
-const isElementLike = (value: unknown): value is { type: unknown; key: unknown; props: Props } =>
+// Forged by component code or made by React: nothing about its fields is known.
+const isElementLike = (value: unknown): value is { type: unknown; key: unknown; props?: Props } =>
   typeof value === "object" && value !== null && "$$typeof" in value;
 
 /** `trusted`: the kit's components, which may take any props (they pass on only values). */
@@ -50,7 +51,8 @@ export function createSafeReact(
     if (typeof node === "string" || typeof node === "number" || typeof node === "bigint") return node;
     if (Array.isArray(node)) return node.map(sanitizeNode);
     if (isElementLike(node)) {
-      const { children, ...props } = (node.props ?? {}) as Props;
+      const { children, ...props }: Props = node.props ?? {};
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- any key is stringified, as React's own createElement does
       const key = node.key === null || node.key === undefined ? {} : { key: String(node.key) };
       return createElement(node.type, { ...props, ...key }, ...(children === undefined ? [] : [children]));
     }
@@ -61,7 +63,7 @@ export function createSafeReact(
   const snapshot = (event: unknown) => {
     const e = event as { type?: unknown; key?: unknown; target?: { value?: unknown; checked?: unknown } };
     return harden({
-      type: String(e.type ?? ""),
+      type: typeof e.type === "string" ? e.type : "",
       key: typeof e.key === "string" ? e.key : undefined,
       value: typeof e.target?.value === "string" ? e.target.value : undefined,
       checked: typeof e.target?.checked === "boolean" ? e.target.checked : undefined,

@@ -82,7 +82,7 @@ export function createUiKit(host: KitHost): Record<GenuiKitName, unknown> {
         style: control,
         value: str(value),
         placeholder: str(placeholder),
-        onChange: (e: { target: { value: string } }) => onChange?.(String(e.target.value)),
+        onChange: (e: { target: { value: string } }) => onChange?.(e.target.value),
       }),
     );
   const Select = ({
@@ -105,7 +105,7 @@ export function createUiKit(host: KitHost): Record<GenuiKitName, unknown> {
         {
           style: control,
           value: str(value),
-          onChange: (e: { target: { value: string } }) => onChange?.(String(e.target.value)),
+          onChange: (e: { target: { value: string } }) => onChange?.(e.target.value),
         },
         ...Array.from(options, (o) => {
           const v = typeof o === "string" ? o : str(o.value);
@@ -128,7 +128,7 @@ export function createUiKit(host: KitHost): Record<GenuiKitName, unknown> {
       h("input", {
         type: "checkbox",
         checked: Boolean(checked),
-        onChange: (e: { target: { checked: boolean } }) => onChange?.(Boolean(e.target.checked)),
+        onChange: (e: { target: { checked: boolean } }) => onChange?.(e.target.checked),
       }),
       label,
     );
@@ -169,7 +169,8 @@ export function createUiKit(host: KitHost): Record<GenuiKitName, unknown> {
     data = [],
     height = 120,
   }: {
-    data?: readonly { label: string; value: number }[];
+    // Whatever the component passed: it is code the model wrote.
+    data?: readonly { label: unknown; value: unknown }[];
     height?: number;
   }) => {
     const points = Array.from(data, (d) => ({ label: str(d.label), value: Number(d.value) || 0 }));

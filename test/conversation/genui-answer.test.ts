@@ -1,0 +1,143 @@
+import { describe, expect, it } from "vitest";
+import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
+import { validateGenuiAnswer } from "../../workers/src/conversation/validate-genui-answer.ts";
+import { extractComponentSource } from "../../workers/src/genui/extract-component-source.ts";
+import {
+  checkRenderToken,
+  type GenuiComponent,
+  type GenuiComponentStore,
+} from "../../workers/src/genui/genui-component-store.ts";
+import { buildConversationViews } from "../../workers/src/views/views-reducer.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { molSchema } from "../../schema/api/mol.ts";
+import {
+  META,
+  MemoryConversationStore,
+  answerParts,
+  collectParts,
+  createScriptedHops,
+  createTestDeps,
+  usage,
+} from "./turn-loop-fixtures.ts";
+
+const COMPONENT = `import { Card, Text } from "@molmesh/ui";
+
+export default function Hello() {
+  return <Card title="Hi"><Text>hello</Text></Card>;
+}`;
+
+function memoryComponents(fail = false): GenuiComponentStore & { rows: GenuiComponent[] } {
+  const rows: GenuiComponent[] = [];
+  return {
+    rows,
+    create(component) {
+      if (fail) return Promise.reject(new Error("D1 is down"));
+      rows.push(component);
+      return Promise.resolve();
+    },
+    get: (tenantId, id) => Promise.resolve(rows.find((r) => r.tenantId === tenantId && r.id === id)),
+    getForRender: (id) => Promise.resolve(rows.find((r) => r.id === id)),
+  };
+}
+
+const genuiDeps = (components: GenuiComponentStore) => ({
+  components,
+  newId: (prefix: string) => `${prefix}_1`,
+  now: () => 1_700_000_000_000,
+});
+
+async function genuiTurn(answer: string, components = memoryComponents()) {
+  const scripted = createScriptedHops({ answer: () => answerParts(answer, usage(100, 5)) });
+  const store = new MemoryConversationStore(META);
+  const { deps, outbox } = createTestDeps(scripted.hops, { genui: genuiDeps(components) });
+  const turns = new ConversationTurns({ ...deps, store, outbox });
+  const result = turns.startTurn({
+    conversationId: META.id,
+    text: "a greeting card",
+    forcedLabel: "genui",
+    apiOrigin: "http://127.0.0.1:8787",
+  });
+  if (!result.ok) throw new Error(result.refusal.code);
+  const parts = await collectParts(result.stream);
+  await turns.afterTurns(() => Promise.resolve());
+  const finish = parts.find(
+    (p): p is Extract<TurnStreamPart, { type: "turn-finish" }> => p.type === "turn-finish",
+  );
+  return { store, components, finish };
+}
+
+describe("genui answers in the turn loop", () => {
+  it("validates a genui answer, stores the component and puts its render link in mol.genui", async () => {
+    const { store, components, finish } = await genuiTurn("```jsx\n" + COMPONENT + "\n```");
+    expect(store.events.map((e) => e.type)).toEqual([
+      "user_message",
+      "route_decision",
+      "answer",
+      "genui_validation",
+      "summary",
+    ]);
+    const genui = finish?.turn.mol.genui;
+    expect(genui).toMatchObject({ status: "valid", findings: 0, summary: "", componentId: "gc_1" });
+    expect(molSchema.parse(finish?.turn.mol).genui).toEqual(genui);
+    const url = new URL(genui?.renderUrl ?? "");
+    expect(url.origin + url.pathname).toBe("http://127.0.0.1:8787/playground/render/gc_1");
+    const [row] = components.rows;
+    expect(row).toMatchObject({
+      tenantId: META.tenantId,
+      source: COMPONENT,
+      hostOrigin: "http://127.0.0.1:8787",
+    });
+    expect(row && (await checkRenderToken(row, url.searchParams.get("t") ?? "", 1_700_000_000))).toBe(true);
+    // The views ignore the verdict: the same as without it.
+    const events = store.events;
+    const without = events.filter((e) => e.type !== "genui_validation");
+    expect(buildConversationViews(events, DEFAULT_HARNESS)).toEqual(
+      buildConversationViews(without, DEFAULT_HARNESS),
+    );
+  });
+
+  it("records a rejected answer with its findings and stores nothing", async () => {
+    const { components, finish } = await genuiTurn(
+      `import { Card } from "@molmesh/ui";\nexport default function A() { fetch("http://x"); return <Card />; }`,
+    );
+    expect(finish?.turn.mol.genui).toMatchObject({ status: "rejected", findings: 1 });
+    expect(finish?.turn.mol.genui?.summary).toMatch(/^forbidden-global 2:\d+ /);
+    expect(finish?.turn.mol.genui?.renderUrl).toBeUndefined();
+    expect(components.rows).toHaveLength(0);
+  });
+
+  it("keeps the verdict when storing fails, and gives other labels no verdict", async () => {
+    const { finish } = await genuiTurn(COMPONENT, memoryComponents(true));
+    expect(finish?.turn.mol.genui).toEqual({ status: "valid", findings: 0, summary: "" });
+    const components = memoryComponents();
+    const deps = genuiDeps(components);
+    const other = { turnId: "t", tenantId: "x", text: COMPONENT, apiOrigin: "http://a" };
+    expect(await validateGenuiAnswer(deps, { ...other, label: "chat" })).toBeUndefined();
+    expect(await validateGenuiAnswer(deps, { ...other, label: "genui", apiOrigin: undefined })).toMatchObject(
+      {
+        status: "valid",
+      },
+    );
+    expect(components.rows).toHaveLength(0);
+  });
+});
+
+describe("extractComponentSource", () => {
+  it.each([
+    [
+      "a fenced block",
+      "Here you go:\n```tsx\nexport default () => null\n```\nEnjoy!",
+      "export default () => null",
+    ],
+    ["an unclosed fence", "```jsx\nexport default () => null", "export default () => null"],
+    [
+      "prose before the module",
+      "Sure.\nimport x from 'react';\nexport default x",
+      "import x from 'react';\nexport default x",
+    ],
+    ["plain prose", "  no code here ", "no code here"],
+  ])("takes %s", (_name, answer, expected) => {
+    expect(extractComponentSource(answer)).toBe(expected);
+  });
+});

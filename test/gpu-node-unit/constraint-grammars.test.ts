@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import {
+  composeJsonGrammar,
+  tightenJsonSchemaGrammar,
+} from "../../gpu-nodes/src/engine/llama/constraint-grammars.ts";
+import { MolWireError } from "../../schema/wire/v1/index.ts";
+
+/** The shape node-llama-cpp 3.21 generates for `{type: "object", properties: {n: integer, x: number}}`. */
+const GENERATED = [
+  'root ::= rule0 "\\n\\n\\n\\n" [\\n]*',
+  'integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15}) ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?',
+  'fractional-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?',
+  'rule0 ::= "{" "\\"n\\"" ":" integer-number-rule "," "\\"x\\"" ":" fractional-number-rule "}"',
+].join("\n");
+
+describe("JSON schema grammars for llama.cpp", () => {
+  it("drops integer exponents, bounds number exponents and ends at the value", () => {
+    const tight = tightenJsonSchemaGrammar(GENERATED);
+    expect(tight).toContain('integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})\n');
+    expect(tight).toContain('("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})?');
+    expect(tight.split("\n")[0]).toBe("molmesh-json ::= rule0");
+  });
+
+  it("composes the tool-call language: text or marker + call under auto, the call alone otherwise", () => {
+    expect(composeJsonGrammar(GENERATED, "json").split("\n")[0]).toBe("root ::= molmesh-json");
+    expect(composeJsonGrammar(GENERATED, "required").split("\n")[0]).toBe(
+      'root ::= "<tool_call>" molmesh-json',
+    );
+    const auto = composeJsonGrammar(GENERATED, "auto").split("\n");
+    expect(auto.slice(0, 2)).toEqual([
+      'root ::= molmesh-text | "<tool_call>" molmesh-json',
+      "molmesh-text ::= [^<] [^\\x00]*",
+    ]);
+  });
+
+  it("refuses a generated grammar it does not recognise instead of constraining loosely", () => {
+    expect(() => tightenJsonSchemaGrammar('root ::= rule0\nrule0 ::= "x"')).toThrow(MolWireError);
+    const changed = GENERATED.replaceAll("[0-9]{0,15}))?", "[0-9]{0,9}))?");
+    expect(() => tightenJsonSchemaGrammar(changed)).toThrow(/number rules changed/);
+    const renamed = tightenJsonSchemaGrammar(GENERATED.replaceAll("integer-number-rule", "int-rule"));
+    expect(renamed).toContain('int-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})\n');
+  });
+});

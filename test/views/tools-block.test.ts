@@ -1,0 +1,108 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { TimelineEvent } from "../../schema/db/timeline-event.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
+import {
+  describeTools,
+  renderToolsBlock,
+  toolsChanged,
+  type ViewTool,
+} from "../../schema/harness/tools-block.ts";
+import { createConversationViews, readViewText } from "../../workers/src/views/conversation-views.ts";
+import { renderAnswerPrompt } from "../../workers/src/views/render-prompts.ts";
+import { applyEventToViews } from "../../workers/src/views/views-reducer.ts";
+import { PROPERTY_LIMITS } from "./property-limits.ts";
+import { LARGE_HARNESS, SMALL_HARNESS, listAdapters } from "./test-harnesses.ts";
+import { buildTurnEvents, turnSpecArb } from "./timeline-arbitrary.ts";
+
+const HARNESSES: Array<[string, HarnessDocument]> = [
+  ["default", DEFAULT_HARNESS],
+  ["small", SMALL_HARNESS],
+  ["large", LARGE_HARNESS],
+];
+
+function isBytePrefix(prefix: string, text: string): boolean {
+  const a = new TextEncoder().encode(prefix);
+  const b = new TextEncoder().encode(text);
+  return a.length <= b.length && a.every((byte, i) => byte === b[i]);
+}
+
+const toolArb: fc.Arbitrary<ViewTool> = fc.record(
+  {
+    name: fc.constantFrom("get_weather", "add", "search", "z"),
+    description: fc.string({ maxLength: 30 }),
+    parameters: fc.constantFrom<Record<string, unknown>>(
+      { type: "object", properties: {} },
+      { type: "object", properties: { q: { type: "string" }, n: { type: "integer" } } },
+    ),
+  },
+  { requiredKeys: ["name", "parameters"] },
+);
+const toolSetArb = fc.uniqueArray(toolArb, { maxLength: 3, selector: (tool) => tool.name });
+
+/** Turns, each maybe carrying a tool set; a `tools_changed` follows its user_message when the set changed. */
+const timelineWithToolsArb = fc
+  .array(fc.tuple(turnSpecArb(80), fc.option(toolSetArb, { nil: undefined })), {
+    minLength: 1,
+    maxLength: 10,
+  })
+  .map((turns) => {
+    let shown: ViewTool[] | undefined;
+    return turns.flatMap(([spec, tools], index) => {
+      const events = buildTurnEvents(spec, index);
+      if (tools === undefined || !toolsChanged(shown, tools)) return events;
+      shown = tools;
+      // A turn may open with instructions or earlier messages: the tool set follows its user message.
+      const at = events.findIndex((event) => event.type === "user_message") + 1;
+      const user = events[at - 1] as TimelineEvent;
+      const changed = { type: "tools_changed", turnId: user.turnId, tools } satisfies TimelineEvent;
+      return [...events.slice(0, at), changed, ...events.slice(at)];
+    });
+  });
+
+describe("the tools block", () => {
+  it("is the same bytes whatever order tools and their keys come in", () => {
+    const a: ViewTool = { name: "b", parameters: { type: "object", properties: { x: { type: "string" } } } };
+    const b: ViewTool = { name: "a", description: "d", parameters: { properties: {}, type: "object" } };
+    const swapped: ViewTool = {
+      name: "b",
+      parameters: { properties: { x: { type: "string" } }, type: "object" },
+    };
+    expect(describeTools([a, b])).toBe(describeTools([b, swapped]));
+    expect(describeTools([a, b]).split("\n").slice(1)).toEqual([
+      '{"description":"d","name":"a","parameters":{"properties":{},"type":"object"}}',
+      '{"name":"b","parameters":{"properties":{"x":{"type":"string"}},"type":"object"}}',
+    ]);
+    expect(toolsChanged(undefined, [])).toBe(false);
+    expect(toolsChanged([a], [swapped])).toBe(false);
+    expect(toolsChanged([a], [])).toBe(true);
+  });
+
+  describe.each(HARNESSES)("under the %s harness", (_name, harness) => {
+    it("keeps every hop's prompt a byte-prefix of the next view, through tool-set changes", () => {
+      fc.assert(
+        fc.property(timelineWithToolsArb, (events) => {
+          let views = createConversationViews(harness);
+          for (const event of events) {
+            const before = listAdapters(harness).map((adapter) => readViewText(views, adapter));
+            const prompt = event.type === "answer" ? renderAnswerPrompt(views, event.adapter, harness) : null;
+            views = applyEventToViews(views, event, harness);
+            if (event.type === "tools_changed") {
+              listAdapters(harness).forEach((adapter, i) => {
+                const after = readViewText(views, adapter);
+                expect(isBytePrefix(before[i] ?? "", after)).toBe(true);
+                if (adapter !== harness.router.adapter && harness === LARGE_HARNESS) {
+                  expect(after.endsWith(renderToolsBlock(harness, event.tools))).toBe(true);
+                }
+              });
+            }
+            if (event.type === "answer")
+              expect(isBytePrefix(prompt ?? "", readViewText(views, event.adapter))).toBe(true);
+          }
+        }),
+        { numRuns: 60, ...PROPERTY_LIMITS },
+      );
+    });
+  });
+});

@@ -1,0 +1,90 @@
+import type { WebhookEventType } from "../../../../schema/db/webhook-tables.ts";
+import type { TurnRecord } from "../../conversation/turn-record.ts";
+import { sha256Hex } from "../../../../schema/harness/content-hash.ts";
+import { mapTurnErrorToApiError, toPublicError } from "../errors/api-error.ts";
+import { formatMol } from "./format-mol.ts";
+import type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
+
+export type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
+
+/** Answers longer than this travel as a link to the assistant item rather than inline. */
+export const MAX_INLINE_ANSWER_CHARS = 16_384;
+
+export interface TurnEventContext {
+  conversationId: string;
+  /** The conversation's metadata (e.g. the inbound thread it came from), so receivers can route the answer. */
+  metadata: Record<string, string>;
+  /** Unix ms of the event. */
+  now: number;
+}
+
+/** The message id is a hash of turn and type: re-flushing an event can never make it a second message. */
+async function createMessageId(turnId: string, type: WebhookEventType): Promise<string> {
+  return `msg_${(await sha256Hex(`${turnId}\n${type}`)).slice(0, 32)}`;
+}
+
+async function createEvent(
+  type: WebhookEventType,
+  turn: TurnRecord,
+  ctx: TurnEventContext,
+  data: Record<string, unknown>,
+): Promise<WebhookEvent> {
+  const body = JSON.stringify({
+    type,
+    timestamp: new Date(ctx.now).toISOString(),
+    data: {
+      conversation_id: ctx.conversationId,
+      conversation_metadata: ctx.metadata,
+      turn_id: turn.turnId,
+      ...data,
+    },
+  });
+  return { id: await createMessageId(turn.turnId, type), type, body };
+}
+
+function describeMol(turn: TurnRecord) {
+  const mol = formatMol(turn.mol);
+  return {
+    route: { label: mol.label, source: mol.source, ...(mol.fallback ? { fallback: mol.fallback } : {}) },
+    adapter: mol.adapter,
+    usage: mol.usage,
+    timings: mol.timings,
+  };
+}
+
+/** `conversation.turn.completed`: route label, adapter, the answer (or a link to it), usage and hop timings. */
+export function buildTurnCompletedEvent(turn: TurnRecord, ctx: TurnEventContext): Promise<WebhookEvent> {
+  const inline = turn.answerText.length <= MAX_INLINE_ANSWER_CHARS;
+  return createEvent("conversation.turn.completed", turn, ctx, {
+    user_text: turn.userText,
+    ...(inline
+      ? { answer: turn.answerText }
+      : { answer_url: `/v1/conversations/${ctx.conversationId}/items/${turn.assistantItemId}` }),
+    assistant_item_id: turn.assistantItemId,
+    finish_reason: turn.finishReason ?? null,
+    ...describeMol(turn),
+  });
+}
+
+/** `conversation.turn.failed`: the error code and message (a cancelled turn is a failure with code `cancelled`). */
+export function buildTurnFailedEvent(turn: TurnRecord, ctx: TurnEventContext): Promise<WebhookEvent> {
+  return createEvent("conversation.turn.failed", turn, ctx, {
+    user_text: turn.userText,
+    status: turn.status,
+    // Receivers are clients too: the node's message (subjects, node ids) stays inside.
+    error: toPublicError(
+      mapTurnErrorToApiError(turn.error ?? { code: "engine_failure", message: "the turn did not complete" }),
+    ),
+    ...describeMol(turn),
+  });
+}
+
+/** `conversation.summary.created`: the specialist's summary of the turn, as stored for later views. */
+export function buildSummaryCreatedEvent(turn: TurnRecord, ctx: TurnEventContext): Promise<WebhookEvent> {
+  return createEvent("conversation.summary.created", turn, ctx, {
+    summary: turn.mol.summary.text ?? "",
+    adapter: turn.mol.adapter,
+    usage: turn.mol.usage.summary ?? null,
+    timings: { summary_ms: turn.mol.timings.summaryMs ?? null },
+  });
+}

@@ -1,0 +1,258 @@
+import type { TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import { replayTurnParts } from "./replay-turn-parts.ts";
+import { createPartStream } from "../lib/create-part-stream.ts";
+import { PartBroadcast } from "../lib/part-broadcast.ts";
+import { TurnQueue } from "../lib/turn-queue.ts";
+import { buildTurnRecord } from "./build-turn-record.ts";
+import { ConversationTimeline } from "./conversation-timeline.ts";
+import type { StartTurnRequest, StartTurnResult, TurnRefusal } from "./conversation-rpc.ts";
+import type { ConversationStore } from "./conversation-store.ts";
+import { readItem, readLatestTurnId, readStoredTurn, readTombstones } from "./stored-turns.ts";
+import {
+  CANCELLED_BY_DISCONNECT,
+  CANCELLED_BY_REQUEST,
+  resolveTurnDeps,
+  runTurnLoop,
+  type TurnClient,
+  type TurnLoopDeps,
+  type TurnOutbox,
+} from "./turn-loop.ts";
+import type { TurnStreamPart } from "./turn-record.ts";
+
+/** Finished turns whose parts stay in memory for stream resume, besides the running one. */
+const KEPT_BROADCASTS = 8;
+
+/**
+ * The stored turns of one conversation: idempotency, one turn at a time, each through {@link runTurnLoop}; the
+ * running turns' cancel switches and the live parts that late readers attach to.
+ */
+export class ConversationTurns {
+  readonly #deps: TurnLoopDeps & { store: ConversationStore; outbox: TurnOutbox };
+  readonly #queue = new TurnQueue();
+  readonly #cancels = new Map<string, AbortController>();
+  /** Settles when the turn's answer is decided (its client stream has ended); summary and charge may follow. */
+  readonly #answered = new Map<string, Promise<void>>();
+  /** Resolves once a turn's user message is in the timeline (its first part went out), or it ended. */
+  readonly #started = new Map<string, Promise<void>>();
+  readonly #broadcasts = new Map<string, PartBroadcast<TurnStreamPart>>();
+  /** The latest turn including queued ones (the timeline only has it once its turn runs). */
+  #claimedLatest: string | undefined;
+
+  constructor(deps: TurnLoopDeps & { store: ConversationStore; outbox: TurnOutbox }) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Starts a turn, or refuses it: 404 without the conversation, an unknown or deleted `previousTurnId` or an
+   * unknown item reference; 409 `previous_response_not_latest` when `previousTurnId` is not the latest turn (the
+   * caller forks); with an Idempotency-Key already seen, 422 for another body, 409 while that turn runs, else a
+   * replay of the finished turn (which runs no hop and costs nothing), except a turn cancelled because its
+   * client went away: that one runs anew. The key is taken before anything awaits, so two requests with one key
+   * cannot both start a turn.
+   */
+  startTurn(request: StartTurnRequest, turnId?: string): StartTurnResult {
+    const { store } = this.#deps;
+    const meta = store.readMeta();
+    if (!meta)
+      return refuse(404, "conversation_not_found", `conversation ${request.conversationId} not found`);
+    const id = turnId ?? this.#deps.newTurnId(meta.id);
+    if (request.idempotency) {
+      const seen = store.readIdempotency(request.idempotency.key);
+      if (seen && seen.requestHash !== request.idempotency.requestHash) {
+        return refuse(
+          422,
+          "idempotency_key_reused",
+          "this Idempotency-Key was used with a different request body",
+        );
+      }
+      const events = seen ? store.readTurn(seen.turnId) : [];
+      const turn = events.length > 0 ? buildTurnRecord(meta.id, events) : undefined;
+      const dropped = events.some((e) => e.type === "turn_cancelled" && e.reason === CANCELLED_BY_DISCONNECT);
+      if (seen && !dropped) {
+        if (!turn || turn.status === "in_progress") {
+          return refuse(
+            409,
+            "idempotency_key_in_flight",
+            "a request with this Idempotency-Key is still running",
+          );
+        }
+        return { ok: true, stream: streamParts(replayTurnParts(turn)) };
+      }
+    }
+    // After the key's replay (a retry of a chained turn is no longer chained from the latest) and before the key
+    // is taken, so a refused turn leaves nothing stored.
+    const invalid = this.#checkReferences(request);
+    if (invalid) return invalid;
+    if (request.idempotency) store.writeIdempotency({ ...request.idempotency, turnId: id });
+    this.#claimedLatest = id;
+    const stream = createPartStream<TurnStreamPart>();
+    const broadcast = this.#keepBroadcast(id);
+    const cancel = new AbortController();
+    this.#cancels.set(id, cancel);
+    let answered = (): void => undefined;
+    this.#answered.set(id, new Promise<void>((resolve) => (answered = resolve)));
+    let started = (): void => undefined;
+    this.#started.set(id, new Promise<void>((resolve) => (started = resolve)));
+    const client: TurnClient = {
+      signal: stream.signal,
+      push: (part) => {
+        started();
+        stream.push(part);
+        broadcast.push(part);
+      },
+      close: () => {
+        started();
+        stream.close();
+        broadcast.close();
+        answered();
+      },
+    };
+    void this.#queue.run(async () => {
+      try {
+        // The harness follows what the fleet serves (chat format, context); a new one rebuilds the views.
+        const deps = await resolveTurnDeps(this.#deps);
+        const { harnessHash } = deps;
+        const timeline = new ConversationTimeline(store, deps.harness, harnessHash);
+        await runTurnLoop(deps, {
+          ...request,
+          tenantId: meta.tenantId,
+          conversationId: meta.id,
+          turnId: id,
+          harnessHash,
+          timeline,
+          opening: readOpening(store, id, request),
+          outbox: { meta, outbox: this.#deps.outbox },
+          client,
+          cancel: cancel.signal,
+        });
+      } finally {
+        this.#cancels.delete(id);
+        this.#answered.delete(id);
+        this.#started.delete(id);
+        client.close();
+      }
+    });
+    return { ok: true, stream: stream.stream };
+  }
+
+  /**
+   * A turn nobody streams (an inbound webhook, `background: true`): its parts are drained here, so the answer
+   * runs to completion; readers may attach (stream resume) and `cancel` stops it.
+   */
+  startDetachedTurn(
+    request: StartTurnRequest,
+  ): { ok: true; turnId: string } | { ok: false; refusal: TurnRefusal } {
+    const meta = this.#deps.store.readMeta();
+    const turnId = this.#deps.newTurnId(meta?.id ?? request.conversationId);
+    const result = this.startTurn(request, turnId);
+    if (!result.ok) return result;
+    void result.stream.pipeTo(new WritableStream()).catch(() => undefined);
+    // A replay for a key already seen is of the turn that key started.
+    const key = request.idempotency?.key;
+    return { ok: true, turnId: (key && this.#deps.store.readIdempotency(key)?.turnId) || turnId };
+  }
+
+  /**
+   * Resolves once a turn this object accepted is readable from the timeline; at once for any other. A background
+   * turn is answered `queued` before its user message is appended (the harness is resolved first), so a read
+   * or cancel that follows at once waits for it here instead of finding nothing.
+   */
+  async started(turnId: string): Promise<void> {
+    await this.#started.get(turnId);
+  }
+
+  /** Resolves once the turn's answer is decided (answered, failed or cancelled); at once for one not running. */
+  async settled(turnId: string): Promise<void> {
+    await this.#answered.get(turnId);
+  }
+
+  /** Aborts a running or queued turn; false when it is not running here. */
+  cancel(turnId: string): boolean {
+    const cancel = this.#cancels.get(turnId);
+    cancel?.abort(new Error(CANCELLED_BY_REQUEST));
+    return cancel !== undefined;
+  }
+
+  /**
+   * Stream resume: the parts of a turn this object ran, from its first, then the live ones. After an eviction
+   * only the stored turn is left: a finished one replays with its text in one delta (so its sequence numbers
+   * differ from the first delivery's); undefined for an unknown or deleted response.
+   */
+  attach(turnId: string): StartTurnResult | undefined {
+    const live = this.#broadcasts.get(turnId);
+    if (live) return { ok: true, stream: streamParts(live.attach()) };
+    const meta = this.#deps.store.readMeta();
+    const stored = meta ? readStoredTurn(this.#deps.store, meta.id, turnId) : null;
+    if (!stored || stored.deleted || stored.turn.status === "in_progress") return undefined;
+    return { ok: true, stream: streamParts(replayTurnParts(stored.turn)) };
+  }
+
+  /** Runs `task` once the running and queued turns are done (so no event lands after a delete, say). */
+  afterTurns<T>(task: () => Promise<T>): Promise<T> {
+    return this.#queue.run(task);
+  }
+
+  #checkReferences(request: StartTurnRequest): StartTurnResult | undefined {
+    const { store } = this.#deps;
+    const previous = request.previousTurnId;
+    if (previous !== undefined) {
+      const found = store.readTurn(previous).some((event) => event.type === "user_message");
+      if (!found || readTombstones(store).responses.has(previous))
+        return refuse(
+          404,
+          "previous_response_not_found",
+          `previous response not found`,
+          "previous_response_id",
+        );
+      if (previous !== (this.#claimedLatest ?? readLatestTurnId(store)))
+        return refuse(409, "previous_response_not_latest", "the previous response is not the latest");
+    }
+    const meta = store.readMeta();
+    for (const itemId of request.itemReferences ?? []) {
+      if (!meta || !readItem(store, meta.id, itemId))
+        return refuse(404, "item_not_found", `No item found with id '${itemId}'.`, "input");
+    }
+    return undefined;
+  }
+
+  #keepBroadcast(turnId: string): PartBroadcast<TurnStreamPart> {
+    const broadcast = new PartBroadcast<TurnStreamPart>();
+    this.#broadcasts.set(turnId, broadcast);
+    for (const [id, kept] of this.#broadcasts) {
+      if (this.#broadcasts.size <= KEPT_BROADCASTS + 1) break;
+      if (kept.closed) this.#broadcasts.delete(id);
+    }
+    return broadcast;
+  }
+}
+
+/** Instructions (when they changed since the last ones) and an item array's earlier messages. */
+function readOpening(store: ConversationStore, turnId: string, request: StartTurnRequest): TimelineEvent[] {
+  const opening: TimelineEvent[] = [];
+  if (request.instructions !== undefined) {
+    const [last] = store.listEvents({ types: ["instructions"], order: "desc", limit: 1 });
+    if (last?.type !== "instructions" || last.text !== request.instructions)
+      opening.push({ type: "instructions", turnId, text: request.instructions });
+  }
+  if (request.context && request.context.length > 0)
+    opening.push({ type: "context_messages", turnId, messages: request.context });
+  return opening;
+}
+
+function refuse(
+  status: TurnRefusal["status"],
+  code: string,
+  message: string,
+  param?: string,
+): StartTurnResult {
+  return { ok: false, refusal: { status, code, message, ...(param === undefined ? {} : { param }) } };
+}
+
+function streamParts(parts: AsyncIterable<TurnStreamPart>): ReadableStream<Uint8Array> {
+  const { stream, push, close } = createPartStream<TurnStreamPart>();
+  void (async () => {
+    for await (const part of parts) push(part);
+    close();
+  })();
+  return stream;
+}
