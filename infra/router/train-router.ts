@@ -131,8 +131,10 @@ if (devReport === undefined) {
 const dev = JSON.parse(readFileSync(`${devOut}.json`, "utf8")) as {
   results: Array<{ router: string; set: string; metrics: { accuracy: number } }>;
   lowConfidence: Array<{ router: string; threshold: number }>;
+  views: { family: string; contextTokens: number };
 };
 const trainedDev = dev.results.find((r) => r.router === "trained" && r.set === "dev");
+const trainedTest = dev.results.find((r) => r.router === "trained" && r.set === "test");
 const manifest: TrainedRouterManifest = {
   adapter: ADAPTER_NAME,
   baseModel: entry.name,
@@ -146,6 +148,9 @@ const manifest: TrainedRouterManifest = {
   },
   devAccuracy: trainedDev?.metrics.accuracy ?? null,
   minConfidence: dev.lowConfidence.find((l) => l.router === "trained")?.threshold ?? null,
+  // Filled in by the full `npm run eval:route` (test/routing/route-eval-report.test.ts holds them equal).
+  testAccuracy: trainedTest?.metrics.accuracy ?? null,
+  views: dev.views,
   trainingSeconds,
   trainedAt: new Date().toISOString(),
 };

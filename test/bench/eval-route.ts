@@ -4,9 +4,14 @@
  * baseline, zero-shot l0 (the bare base with the router prompt), few-shot l0 (exemplars in the router's system
  * prompt) and the trained l0 adapter. Writes JSON, Markdown and an SVG into test/bench/results.
  * Options: --sets dev,test,ood  --routers keyword,zero-shot,few-shot,trained  --limit N  --threads N
+ *   --family plain|chatml|llama3|llama2: the chat format the views are rendered in (default plain, the format the
+ *   committed adapter was trained on; a mesh renders its node's format, so `--family chatml` is SmolLM2 served)
+ *   --smoke: the first 16 test examples, keyword and trained, written to the temp dir unless --out says otherwise
+ *   (CI speed; test/routing/eval-route-smoke.test.ts runs it)
  * Env: MOL_ROUTER_BASE (base GGUF; default the models cache's SmolLM2), MOL_ROUTER_ADAPTER (default the committed one).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
@@ -16,7 +21,12 @@ import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { loadCorpus, type CorpusRecord } from "../../gpu-nodes/training/router/check-corpus.ts";
 import { findCatalogEntry, resolveModelsDir } from "../../gpu-nodes/tools/models/model-catalog.ts";
 import { renderExamplePrompt } from "./routing/render-router-prompts.ts";
-import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { chatTemplateFamilySchema } from "../../schema/harness/chat-templates.ts";
+import {
+  DEFAULT_CONTEXT_TOKENS,
+  DEFAULT_HARNESS,
+  buildDefaultHarness,
+} from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-settings.ts";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
 import { requestRoute } from "../../schema/wire/client/hop-client.ts";
@@ -30,7 +40,11 @@ import {
   measureRouting,
   type RoutePrediction,
 } from "./routing/route-metrics.ts";
-import { renderRouteEvalMarkdown, type RouteEvalReport } from "./routing/render-route-eval.ts";
+import {
+  readMisroutedNotes,
+  renderRouteEvalMarkdown,
+  type RouteEvalReport,
+} from "./routing/render-route-eval.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const ROUTERS = ["keyword", "zero-shot", "few-shot", "trained"] as const;
@@ -39,18 +53,37 @@ const LABELS = DEFAULT_HARNESS.router.labels;
 
 const { values } = parseArgs({
   options: {
-    sets: { type: "string", default: "dev,test,ood" },
-    routers: { type: "string", default: ROUTERS.join(",") },
-    limit: { type: "string", default: "0" },
+    sets: { type: "string" },
+    routers: { type: "string" },
+    limit: { type: "string" },
     threads: { type: "string", default: "2" },
-    out: { type: "string", default: join(ROOT, "test/bench/results/route-eval") },
+    out: { type: "string" },
+    family: { type: "string", default: "plain" },
+    smoke: { type: "boolean", default: false },
     /** A previous report whose routers this run did not measure are kept (a long baseline run, reused). */
     merge: { type: "string" },
   },
 });
-const sets = values.sets.split(",").filter(Boolean);
-const routers = values.routers.split(",").filter(Boolean) as RouterName[];
-const limit = Number(values.limit);
+const smoke = values.smoke;
+const sets = (values.sets ?? (smoke ? "test" : "dev,test,ood")).split(",").filter(Boolean);
+const routers = (values.routers ?? (smoke ? "keyword,trained" : ROUTERS.join(",")))
+  .split(",")
+  .filter(Boolean) as RouterName[];
+const limit = Number(values.limit ?? (smoke ? "16" : "0"));
+const RESULTS_DIR = join(ROOT, "test/bench/results");
+const out = values.out ?? join(smoke ? tmpdir() : RESULTS_DIR, smoke ? "route-eval-smoke" : "route-eval");
+const unknownRouter = routers.find((r) => !(ROUTERS as readonly string[]).includes(r));
+if (unknownRouter !== undefined || sets.some((s) => !["dev", "test", "ood"].includes(s)) || !(limit >= 0)) {
+  throw new Error(
+    `eval:route: bad --routers, --sets or --limit (routers: ${ROUTERS.join(", ")}; sets: dev, test, ood)`,
+  );
+}
+const family = chatTemplateFamilySchema.parse(values.family);
+/** The harness the views are rendered with: the edge's default for a model of this chat format. */
+const baseHarness =
+  family === "plain"
+    ? DEFAULT_HARNESS
+    : buildDefaultHarness({ family, contextTokens: DEFAULT_CONTEXT_TOKENS });
 
 const smol = findCatalogEntry("smollm2-135m-instruct");
 const basePath =
@@ -74,10 +107,10 @@ function fewShotHarness(): HarnessDocument {
   const shots = LABELS.flatMap((label) => train.filter((r) => r.label === label).slice(3, 5));
   const examples = shots.map((r) => `"${r.message}" → ${r.label}`).join("; ");
   const router = {
-    ...DEFAULT_HARNESS.router,
-    systemPrompt: `${DEFAULT_HARNESS.router.systemPrompt} Examples: ${examples}.`,
+    ...baseHarness.router,
+    systemPrompt: `${baseHarness.router.systemPrompt} Examples: ${examples}.`,
   };
-  return { ...DEFAULT_HARNESS, router };
+  return { ...baseHarness, router };
 }
 
 const nats = await startNatsServer();
@@ -111,7 +144,7 @@ async function route(router: RouterName, example: CorpusRecord, i: number): Prom
     const { label, confidence } = routeByKeywords(example.message);
     return { id: example.id, gold: example.label, predicted: label, confidence, previous };
   }
-  const harness = router === "few-shot" ? fewShotHarness() : DEFAULT_HARNESS;
+  const harness = router === "few-shot" ? fewShotHarness() : baseHarness;
   const started = performance.now();
   const result = await requestRoute(client, {
     version: WIRE_VERSION,
@@ -141,6 +174,7 @@ const report: RouteEvalReport = {
     base: basePath,
     adapter: routers.includes("trained") ? adapterPath : null,
   },
+  views: { family, contextTokens: baseHarness.contextTokens },
   results: [],
   lowConfidence: [],
   misrouted: [],
@@ -186,6 +220,11 @@ try {
 
 if (values.merge) {
   const earlier = JSON.parse(readFileSync(values.merge, "utf8")) as RouteEvalReport;
+  if (earlier.views.family !== family) {
+    throw new Error(
+      `--merge: ${values.merge} rendered views as ${earlier.views.family}, this run as ${family}`,
+    );
+  }
   const fresh = (r: { router: RouterName }) => !routers.includes(r.router);
   report.results = [...earlier.results.filter(fresh), ...report.results];
   report.lowConfidence = [...earlier.lowConfidence.filter(fresh), ...report.lowConfidence];
@@ -194,13 +233,13 @@ if (values.merge) {
 const order = (r: { router: RouterName }) => ROUTERS.indexOf(r.router);
 report.results.sort((a, b) => order(a) - order(b));
 const plotted = ROUTERS.filter((r) => report.results.some((x) => x.router === r));
-mkdirSync(join(ROOT, "test/bench/results"), { recursive: true });
-writeFileSync(`${values.out}.json`, JSON.stringify(report, null, 2) + "\n");
-writeFileSync(`${values.out}.md`, renderRouteEvalMarkdown(report));
+mkdirSync(join(out, ".."), { recursive: true });
+writeFileSync(`${out}.json`, JSON.stringify(report, null, 2) + "\n");
+writeFileSync(`${out}.md`, renderRouteEvalMarkdown(report, readMisroutedNotes(RESULTS_DIR)));
 writeFileSync(
-  `${values.out}.svg`,
+  `${out}.svg`,
   renderBarChartSvg({
-    title: "Route accuracy by router (route hop over NATS, SmolLM2-135M Q4_1)",
+    title: `Route accuracy by router (route hop over NATS, SmolLM2-135M Q4_1, ${family} views)`,
     yLabel: "accuracy %",
     categories: sets,
     series: plotted.map((router) => ({
@@ -212,4 +251,4 @@ writeFileSync(
     })),
   }),
 );
-console.log(`wrote ${values.out}.{json,md,svg}`);
+console.log(`wrote ${out}.{json,md,svg}`);

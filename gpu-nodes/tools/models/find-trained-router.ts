@@ -13,6 +13,10 @@ export const trainedRouterManifestSchema = z.object({
   corpusSha256: z.string(),
   hyperparameters: z.record(z.string(), z.unknown()),
   devAccuracy: z.number().min(0).max(1).nullable(),
+  /** Test accuracy from the committed eval report; absent from manifests written before the eval. */
+  testAccuracy: z.number().min(0).max(1).nullable().optional(),
+  /** The chat format and context of the views it was trained on: a mesh rendering another format routes worse. */
+  views: z.object({ family: z.string(), contextTokens: z.int().positive() }).optional(),
   minConfidence: z.number().min(0).max(1).nullable(),
   trainingSeconds: z.number().nonnegative(),
   trainedAt: z.string(),

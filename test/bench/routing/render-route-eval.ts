@@ -1,9 +1,14 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
 import type { RouteMetrics } from "./route-metrics.ts";
 
 export type RouterName = "keyword" | "zero-shot" | "few-shot" | "trained";
 
 export interface RouteEvalReport {
   machine: { cpus: number; threads: number; base: string; adapter: string | null };
+  /** The chat format and context the views were rendered for (the edge's default harness for that model). */
+  views: { family: string; contextTokens: number };
   results: Array<{ router: RouterName; set: string; metrics: RouteMetrics }>;
   lowConfidence: Array<{
     router: RouterName;
@@ -23,12 +28,25 @@ export interface RouteEvalReport {
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
+/** Why the trained router got a test example wrong, by example id: written by a person reading the misroutes. */
+export const misroutedNotesSchema = z.record(z.string(), z.string().min(1).max(200));
+export type MisroutedNotes = z.infer<typeof misroutedNotesSchema>;
+export const MISROUTED_NOTES_FILE = "route-eval-notes.json";
+
+export function readMisroutedNotes(resultsDir: string): MisroutedNotes {
+  const path = join(resultsDir, MISROUTED_NOTES_FILE);
+  return existsSync(path) ? misroutedNotesSchema.parse(JSON.parse(readFileSync(path, "utf8"))) : {};
+}
+
+const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
+
 /** The route eval as Markdown: the summary table (the README's), then per-label figures and confusions. */
-export function renderRouteEvalMarkdown(report: RouteEvalReport): string {
+export function renderRouteEvalMarkdown(report: RouteEvalReport, notes: MisroutedNotes = {}): string {
   const lines = [
     "# Route eval",
     "",
-    `Route hop over NATS on a real GPU node (llama.cpp, ${report.machine.threads} threads, ${report.machine.cpus} CPUs).`,
+    `Route hop over NATS on a real GPU node (llama.cpp, ${report.machine.threads} threads, ${report.machine.cpus} CPUs); ` +
+      `views rendered by the edge's default harness for a ${report.views.family} model with ${report.views.contextTokens} context tokens.`,
     "",
     renderRouteSummaryTable(report),
     "",
@@ -63,17 +81,19 @@ export function renderRouteEvalMarkdown(report: RouteEvalReport): string {
     }
     lines.push("");
   }
-  const misrouted = report.misrouted.filter((m) => m.router === "trained").slice(0, 20);
+  const trained = report.misrouted.filter((m) => m.router === "trained");
+  const noted = trained.filter((m) => notes[m.id] !== undefined);
+  const misrouted = [...noted, ...trained.filter((m) => notes[m.id] === undefined)].slice(0, 20);
   if (misrouted.length > 0) {
     lines.push(
-      "## Misrouted test examples (trained)",
+      `## Misrouted test examples (trained): ${trained.length}, the first ${misrouted.length}, the ${noted.length} read by hand first`,
       "",
-      "| id | gold | predicted | confidence | message |",
+      "| id | gold | predicted | confidence | message | why |",
     );
-    lines.push("| --- | --- | --- | --- | --- |");
+    lines.push("| --- | --- | --- | --- | --- | --- |");
     for (const m of misrouted) {
       lines.push(
-        `| ${m.id} | ${m.gold} | ${m.predicted} | ${m.confidence.toFixed(2)} | ${m.message.replaceAll("|", "\\|").replaceAll("\n", " ")} |`,
+        `| ${m.id} | ${m.gold} | ${m.predicted} | ${m.confidence.toFixed(2)} | ${cell(m.message)} | ${cell(notes[m.id] ?? "")} |`,
       );
     }
     lines.push("");
