@@ -26,6 +26,7 @@ function createTestApp(adminToken: string | undefined) {
     authenticate: (apiKey) =>
       authenticateApiKey(apiKey, { store: memory.store, devApiKey: DEV_KEY, now: Date.now() }),
     tenantStore: memory.store,
+    usage: { query: unused },
     adminToken,
     webhookEndpoints: {
       create: unused,

@@ -46,6 +46,17 @@ describe("webhook events", () => {
     expect(event).toHaveProperty("data.conversation_metadata.thread_key", "t1");
   });
 
+  it("carries the response id the client saw and the metadata it sent, on every event", async () => {
+    const withMetadata = turn({ response: { metadata: { order: "42" } } });
+    for (const build of [buildTurnCompletedEvent, buildTurnFailedEvent, buildSummaryCreatedEvent]) {
+      const data = (JSON.parse((await build(withMetadata, ctx)).body) as { data: Record<string, unknown> })
+        .data;
+      expect(data).toMatchObject({ response_id: "resp_turn_1", metadata: { order: "42" } });
+      const plain = (JSON.parse((await build(turn(), ctx)).body) as { data: Record<string, unknown> }).data;
+      expect(plain.metadata).toEqual({});
+    }
+  });
+
   it("links rather than inlines a long answer", async () => {
     const long = turn({ answerText: "x".repeat(MAX_INLINE_ANSWER_CHARS + 1) });
     const data = (

@@ -5,6 +5,7 @@ import type { FleetHealth } from "../fleet/fleet-view.ts";
 import type { GenuiComponentStore } from "../genui/genui-component-store.ts";
 import type { Principal } from "../tenancy/api-key-scope.ts";
 import type { TenantStore } from "../tenancy/tenant-store.ts";
+import type { UsageReport } from "../usage/usage-report.ts";
 import type { WebhookUrlPolicy } from "../webhooks/check-webhook-url.ts";
 import type { WebhookDeliveryLog } from "../webhooks/webhook-queue.ts";
 import type { WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
@@ -20,6 +21,8 @@ export interface AppDeps {
   /** Tenant, key and scopes of a bearer key, or undefined for an unknown, revoked or retired key. */
   authenticate(apiKey: string): Promise<Principal | undefined>;
   tenantStore: TenantStore;
+  /** Token usage by key, end user, adapter and day (D1 in production; written by the conversations). */
+  usage: UsageReport;
   /** The operator's token for /v1/admin/* (MOL_ADMIN_TOKEN); undefined disables the admin API. */
   adminToken: string | undefined;
   /** Unix ms. */

@@ -10,6 +10,8 @@ import { registerHealthRoutes, registerModelRoutes } from "./routes/health-route
 import { registerResponseRoutes } from "./routes/response-routes.ts";
 import { registerAdminRoutes } from "./routes/admin-routes.ts";
 import { registerAuditLogRoutes } from "./routes/audit-log-routes.ts";
+import { registerUsageRoutes } from "./routes/usage-routes.ts";
+import { registerUsageOpenApiPaths } from "./register-usage-openapi-paths.ts";
 import { registerOpenApiPaths } from "./register-openapi-paths.ts";
 import { registerWebhookOpenApiPaths } from "./register-webhook-openapi-paths.ts";
 import { registerResponseOpenApiPaths } from "./register-response-openapi-paths.ts";
@@ -55,6 +57,7 @@ export function createApp(
   registerChatCompletionRoutes(app);
   registerAdminRoutes(app);
   registerAuditLogRoutes(app);
+  registerUsageRoutes(app);
   registerWebhookEndpointRoutes(app);
   registerInboundHookRoutes(app);
   registerGenuiRoutes(app);
@@ -63,6 +66,7 @@ export function createApp(
   registerWebhookOpenApiPaths(app);
   registerGenuiOpenApiPaths(app);
   registerResponseOpenApiPaths(app);
+  registerUsageOpenApiPaths(app);
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });
 
   app.notFound((c) =>

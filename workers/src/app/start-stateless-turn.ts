@@ -3,11 +3,14 @@ import { canonicalizeJson } from "../../../schema/harness/content-hash.ts";
 import type { StartTurnResult, StatelessTurnRequest } from "../conversation/conversation-rpc.ts";
 import type { AppEnv } from "./app-deps.ts";
 import { hashRequestBody } from "./read-idempotency-key.ts";
+import { readUsageAttribution } from "./read-usage-attribution.ts";
 
 export type StatelessTurnInput = Pick<
   StatelessTurnRequest,
   "messages" | "forcedLabel" | "sampling" | "apiOrigin"
 > & {
+  /** The request's `safety_identifier`, else its `user`: whose usage this is (see read-usage-attribution.ts). */
+  endUser?: string | undefined;
   /** The client's `prompt_cache_key`, else its `user`: the turns it names share a KV slot on purpose. */
   cacheKey?: string | undefined;
 };
@@ -47,5 +50,6 @@ export async function startStatelessTurn(
     ...(input.forcedLabel === undefined ? {} : { forcedLabel: input.forcedLabel }),
     ...(input.sampling === undefined ? {} : { sampling: input.sampling }),
     ...(input.apiOrigin === undefined ? {} : { apiOrigin: input.apiOrigin }),
+    attribution: readUsageAttribution(c, input.endUser),
   });
 }

@@ -22,6 +22,7 @@ import { startStatelessTurn, type TurnLoopDeps } from "../conversation/turn-loop
 import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
 import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
 import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
+import { createD1UsageStore, writeUsageDataPoints } from "./d1-usage-store.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
 import { decodeTurnRequest } from "./turn-paths.ts";
 import type { Env } from "./env.ts";
@@ -70,6 +71,7 @@ export class ConversationObject
       onInvalid: (error) => console.error(`molmesh: ${error.message}; using the default harness`),
     });
     const harnessHash = hashHarness(DEFAULT_HARNESS);
+    const usage = createD1UsageStore(env.DB, Date.now);
     this.#deps = {
       hops: createNatsHopClient(
         () => this.#nats.get(),
@@ -104,6 +106,16 @@ export class ConversationObject
       meter: {
         record: (tenantId, charge) =>
           (env.LIMITS.getByName(tenantId) as DurableObjectStub<TenantLimiterObject>).record(charge.tokens),
+      },
+      // Usage by key, end user and adapter: D1 rows for billing, and Analytics Engine points when bound.
+      usage: {
+        record: (turn) => {
+          writeUsageDataPoints(env.MOL_ANALYTICS, turn);
+          // The loop ignores a failed record (the turn is done); the log line is what an operator can replay.
+          return usage.record(turn).catch((error: unknown) => {
+            console.error(JSON.stringify({ msg: "usage write failed", usage: turn, error: String(error) }));
+          });
+        },
       },
     };
     this.#turns = new ConversationTurns({ ...this.#deps, store: this.#store, outbox: this.#webhooks });

@@ -5,6 +5,7 @@ import { createConversationHandle } from "./conversation-handle.ts";
 import { createD1ConversationIndex } from "./d1-conversation-index.ts";
 import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
 import { createD1TenantStore } from "./d1-tenant-store.ts";
+import { createD1UsageStore } from "./d1-usage-store.ts";
 import type { Env } from "./env.ts";
 import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { readWebhookSettings } from "./read-webhook-settings.ts";
@@ -44,6 +45,7 @@ function resolveDeps(env: unknown, request: { trace: HopTraceContext }): AppDeps
         now: Date.now(),
       }),
     tenantStore,
+    usage: createD1UsageStore(bindings.DB, Date.now),
     adminToken: bindings.MOL_ADMIN_TOKEN || undefined,
     webhookEndpoints: openWebhookEndpointStore(bindings),
     webhookDeliveries: (endpointId) =>

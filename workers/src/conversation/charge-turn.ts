@@ -1,6 +1,7 @@
 import type { Usage } from "../../../schema/wire/v1/index.ts";
+import type { UsageAttribution } from "./conversation-rpc.ts";
 import type { AnswerProgress } from "./turn-hops.ts";
-import type { TurnMol } from "./turn-record.ts";
+import type { TurnMol, TurnRecord } from "./turn-record.ts";
 
 /** Characters per token of the estimate used where no node reported usage (English text averages about 4). */
 const ESTIMATED_CHARS_PER_TOKEN = 4;
@@ -19,6 +20,36 @@ export interface TurnCharge {
  */
 export interface UsageMeter {
   record(tenantId: string, charge: TurnCharge): Promise<void>;
+}
+
+/** One hop's tokens as usage reports show them: input includes the cached part; total = input + output. */
+export interface HopUsage {
+  hop: "route" | "answer" | "summary";
+  adapter: string;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  /** The answer of a cancelled or failed turn: the same estimate {@link measureTurnCharge} charges. */
+  estimated: boolean;
+}
+
+/** A turn's usage, attributed: tenant, key, end user, and the UTC day the turn started (`YYYY-MM-DD`). */
+export interface TurnUsage {
+  tenantId: string;
+  turnId: string;
+  keyId: string;
+  /** `safety_identifier`, else `user`, of the request; empty when it sent neither. */
+  endUser: string;
+  day: string;
+  hops: HopUsage[];
+}
+
+/**
+ * Where a turn's usage is reported by tenant, key and end user (D1 in production). Recording one turn twice must
+ * count it once: the turn loop records each turn once, and a store retries a failed write.
+ */
+export interface UsageRecorder {
+  record(usage: TurnUsage): Promise<void>;
 }
 
 /** An answer hop that ended without the node's figures: what it was asked and how far it got. */
@@ -55,4 +86,49 @@ function estimatePartialAnswer(partial: PartialAnswer): number {
 
 function estimateTokens(chars: number): number {
   return Math.ceil(chars / ESTIMATED_CHARS_PER_TOKEN);
+}
+
+/**
+ * The hops of a turn, one entry each that used tokens: the router's on the router adapter, answer and summary on
+ * the specialist's. Figures are the nodes' (the same the API returns in `mol.usage`); an answer the node never
+ * reported is the estimate the turn is charged.
+ */
+export function measureTurnUsage(
+  turn: TurnRecord,
+  partial: PartialAnswer | undefined,
+  context: { tenantId: string; attribution?: UsageAttribution | undefined; routerAdapter: string },
+): TurnUsage {
+  const { usage, adapter } = turn.mol;
+  const hops: HopUsage[] = [];
+  const add = (hop: HopUsage["hop"], on: string, figures: Usage | undefined) => {
+    if (figures)
+      hops.push({
+        hop,
+        adapter: on,
+        inputTokens: figures.promptTokens,
+        cachedInputTokens: figures.cachedPromptTokens,
+        outputTokens: figures.completionTokens,
+        estimated: false,
+      });
+  };
+  add("route", context.routerAdapter, usage.route);
+  add("answer", adapter, usage.answer);
+  if (!usage.answer && partial && estimatePartialAnswer(partial) > 0)
+    hops.push({
+      hop: "answer",
+      adapter,
+      inputTokens: estimateTokens(partial.promptChars),
+      cachedInputTokens: 0,
+      outputTokens: estimateTokens(partial.streamedChars),
+      estimated: true,
+    });
+  add("summary", adapter, usage.summary);
+  return {
+    tenantId: context.tenantId,
+    turnId: turn.turnId,
+    keyId: context.attribution?.keyId ?? "",
+    endUser: context.attribution?.endUser ?? "",
+    day: new Date(turn.createdAt * 1000).toISOString().slice(0, 10),
+    hops,
+  };
 }

@@ -27,6 +27,15 @@ const samplingOverridesSchema = z.object({
 });
 export type SamplingOverrides = z.infer<typeof samplingOverridesSchema>;
 
+/** Who a turn's usage is reported under besides its tenant (usage by key and end user, see charge-turn.ts). */
+export const usageAttributionSchema = z.object({
+  /** The API key's id; `hook:<endpoint id>` for an inbound webhook's turn. */
+  keyId: z.string().min(1),
+  /** The request's `safety_identifier`, else its `user`. */
+  endUser: z.string().max(256).optional(),
+});
+export type UsageAttribution = z.infer<typeof usageAttributionSchema>;
+
 /** A turn of a stored conversation, as the Worker sends it to the conversation's object. */
 export const startTurnRequestSchema = z.object({
   conversationId: z.string().min(1),
@@ -48,6 +57,7 @@ export const startTurnRequestSchema = z.object({
   itemReferences: z.array(z.string()).optional(),
   /** What `GET /v1/responses/{id}` echoes. */
   response: responseEchoSchema.optional(),
+  attribution: usageAttributionSchema.optional(),
 });
 export type StartTurnRequest = z.infer<typeof startTurnRequestSchema>;
 
@@ -66,6 +76,7 @@ export const statelessTurnRequestSchema = z.object({
   forcedLabel: z.string().optional(),
   sampling: samplingOverridesSchema.optional(),
   apiOrigin: z.url().optional(),
+  attribution: usageAttributionSchema.optional(),
 });
 export type StatelessTurnRequest = z.infer<typeof statelessTurnRequestSchema>;
 

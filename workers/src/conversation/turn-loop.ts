@@ -14,7 +14,8 @@
  * 5. webhook outbox — the turn's event (completed, or failed/cancelled) goes to the outbox.
  * 6. summary — stored turns with an answer only: the summary hop → `summary` | `summary_failed`, then its event.
  * 7. token charging — every hop's tokens against the tenant: the nodes' own figures, or for an answer that was
- *    cancelled or failed (the node never sent them) an estimate, see {@link measureTurnCharge}.
+ *    cancelled or failed (the node never sent them) an estimate, see {@link measureTurnCharge}; and the same
+ *    hops, per adapter, to the usage recorder under the turn's key and end user ({@link measureTurnUsage}).
  *
  * Stored turns of one conversation run one at a time (conversation-turns.ts), so the next turn's views already
  * hold this one's summary.
@@ -24,7 +25,13 @@ import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
 import type { TimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
-import { measureTurnCharge, type PartialAnswer, type UsageMeter } from "./charge-turn.ts";
+import {
+  measureTurnCharge,
+  measureTurnUsage,
+  type PartialAnswer,
+  type UsageMeter,
+  type UsageRecorder,
+} from "./charge-turn.ts";
 import type { StartTurnRequest, StartTurnResult, StatelessTurnRequest } from "./conversation-rpc.ts";
 import type { ConversationMeta } from "./conversation-store.ts";
 import { createMessagesTimeline, type Timeline } from "./timeline.ts";
@@ -44,6 +51,8 @@ export interface TurnLoopDeps extends HopDeps {
   /** A new turn id in `conversationId` (stored turn ids name their conversation, see item-id.ts). */
   newTurnId: (conversationId: string) => string;
   meter: UsageMeter;
+  /** Usage by key, end user and adapter; without it only the tenant's meter counts tokens. */
+  usage?: UsageRecorder;
   /** Where a genui answer's valid component is stored; without it genui answers are only validated. */
   genui?: GenuiAnswerDeps;
 }
@@ -63,6 +72,7 @@ export interface TurnJob {
   sampling?: StartTurnRequest["sampling"];
   apiOrigin?: string | undefined;
   response?: StartTurnRequest["response"];
+  attribution?: StartTurnRequest["attribution"];
   harnessHash: string;
   timeline: Timeline;
   /** Appended before the user message (changed instructions, an item array's earlier messages). */
@@ -103,6 +113,7 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
       forcedLabel: request.forcedLabel,
       sampling: request.sampling,
       apiOrigin: request.apiOrigin,
+      attribution: request.attribution,
       harnessHash,
       timeline: createMessagesTimeline(request.messages, deps.harness, deps.now),
       client,
@@ -230,6 +241,8 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     const turn = readRecord(record);
     const charge = turn ? measureTurnCharge(turn.mol, partial) : undefined;
     if (charge && charge.tokens > 0) await deps.meter.record(job.tenantId, charge).catch(() => undefined);
+    const usage = turn && measureTurnUsage(turn, partial, { ...job, routerAdapter: harness.router.adapter });
+    if (usage && usage.hops.length > 0 && deps.usage) await deps.usage.record(usage).catch(() => undefined);
   }
 }
 

@@ -3,6 +3,7 @@ import type { TurnRecord } from "../../conversation/turn-record.ts";
 import { sha256Hex } from "../../../../schema/harness/content-hash.ts";
 import { mapTurnErrorToApiError, toPublicError } from "../errors/api-error.ts";
 import { formatMol } from "./format-mol.ts";
+import { toResponseId } from "./format-response-object.ts";
 import type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
 
 export type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
@@ -36,6 +37,9 @@ async function createEvent(
       conversation_id: ctx.conversationId,
       conversation_metadata: ctx.metadata,
       turn_id: turn.turnId,
+      // The id the client got back from POST /v1/responses, and the metadata it sent with it.
+      response_id: toResponseId(turn.turnId),
+      metadata: turn.response?.metadata ?? {},
       ...data,
     },
   });

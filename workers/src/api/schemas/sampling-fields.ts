@@ -12,7 +12,10 @@ export const seedSchema = z
   .max(2 ** 32 - 1);
 export const stopSchema = z.union([z.string().min(1).max(64), z.array(z.string().min(1).max(64)).max(8)]);
 
-/** Accepted and ignored: they change nothing here (no tools, KV reuse is per conversation, one tier). */
+/**
+ * Accepted; they change nothing about the answer (no tools, KV reuse is per conversation, one tier). `user` and
+ * `safety_identifier` (which wins) name the end user that usage is reported under (`GET /v1/usage`).
+ */
 export const harmlessOpenAiFields = {
   user: z.string().max(256).optional(),
   safety_identifier: z.string().max(256).optional(),

@@ -42,6 +42,7 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
       sampling: readChatSampling(body),
       apiOrigin: new URL(c.req.url).origin,
       cacheKey: body.prompt_cache_key ?? body.user,
+      endUser: body.safety_identifier ?? body.user,
     });
     if (!result.ok) throw new Error("stateless turns are never refused");
     const parts = await openTurnStream(result.stream);

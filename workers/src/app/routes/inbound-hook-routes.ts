@@ -70,6 +70,7 @@ export function registerInboundHookRoutes(app: OpenAPIHono<AppEnv>): void {
       const started = await handle.startDetachedTurn({
         conversationId,
         text: hook.text,
+        attribution: { keyId: `hook:${endpoint.id}` },
         idempotency: { key: `hook:${endpoint.id}:${hook.deliveryId}`, requestHash: await sha256Hex(body) },
       });
       if (!started.ok) throw toRefusalError(started, conversationId);

@@ -29,6 +29,7 @@ import { readPartStream } from "../../lib/create-part-stream.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { hashRequestBody, readIdempotencyKey } from "../read-idempotency-key.ts";
 import { readJsonBody } from "../read-json-body.ts";
+import { readUsageAttribution } from "../read-usage-attribution.ts";
 import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../serve-turn.ts";
 import { startStatelessTurn } from "../start-stateless-turn.ts";
@@ -88,6 +89,7 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
       ...(chained ? { previousTurnId: chained.turnId } : {}),
       ...(input.itemReferences.length > 0 ? { itemReferences: input.itemReferences } : {}),
       response: echo,
+      attribution: readUsageAttribution(c, body.safety_identifier ?? body.user),
       ...(idempotencyKey
         ? { idempotency: { key: idempotencyKey, requestHash: await hashRequestBody(body) } }
         : {}),
@@ -248,6 +250,7 @@ async function serveStatelessResponse(
     sampling: readResponseSampling(body),
     apiOrigin: new URL(c.req.url).origin,
     cacheKey: body.prompt_cache_key ?? body.user,
+    endUser: body.safety_identifier ?? body.user,
   });
   if (!result.ok) throw new Error("stateless turns are never refused");
   const parts = await openTurnStream(result.stream);
