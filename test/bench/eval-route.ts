@@ -4,8 +4,8 @@
  * baseline, zero-shot l0 (the bare base with the router prompt), few-shot l0 (exemplars in the router's system
  * prompt) and the trained l0 adapter. Writes JSON, Markdown and an SVG into test/bench/results.
  * Options: --sets dev,test,ood  --routers keyword,zero-shot,few-shot,trained  --limit N  --threads N
- *   --family plain|chatml|llama3|llama2: the chat format the views are rendered in (default plain, the format the
- *   committed adapter was trained on; a mesh renders its node's format, so `--family chatml` is SmolLM2 served)
+ *   --family served|plain|chatml|llama3|llama2: the chat format the views are rendered in; default served, the one
+ *   the node's heartbeat gives the edge (ChatML for SmolLM2). The committed adapter was trained on plain views.
  *   --smoke: the first 16 test examples, keyword and trained, written to the temp dir unless --out says otherwise
  *   (CI speed; test/routing/eval-route-smoke.test.ts runs it)
  * Env: MOL_ROUTER_BASE (base GGUF; default the models cache's SmolLM2), MOL_ROUTER_ADAPTER (default the committed one).
@@ -58,7 +58,7 @@ const { values } = parseArgs({
     limit: { type: "string" },
     threads: { type: "string", default: "2" },
     out: { type: "string" },
-    family: { type: "string", default: "plain" },
+    family: { type: "string", default: "served" },
     smoke: { type: "boolean", default: false },
     /** A previous report whose routers this run did not measure are kept (a long baseline run, reused). */
     merge: { type: "string" },
@@ -78,12 +78,7 @@ if (unknownRouter !== undefined || sets.some((s) => !["dev", "test", "ood"].incl
     `eval:route: bad --routers, --sets or --limit (routers: ${ROUTERS.join(", ")}; sets: dev, test, ood)`,
   );
 }
-const family = chatTemplateFamilySchema.parse(values.family);
-/** The harness the views are rendered with: the edge's default for a model of this chat format. */
-const baseHarness =
-  family === "plain"
-    ? DEFAULT_HARNESS
-    : buildDefaultHarness({ family, contextTokens: DEFAULT_CONTEXT_TOKENS });
+const familyOption = values.family === "served" ? "served" : chatTemplateFamilySchema.parse(values.family);
 
 const smol = findCatalogEntry("smollm2-135m-instruct");
 const basePath =
@@ -101,18 +96,6 @@ const bySet: Record<string, CorpusRecord[]> = {
   ood,
 };
 
-/** Few-shot: two short training messages per label, in the router's own system line. */
-function fewShotHarness(): HarnessDocument {
-  const train = records.filter((r) => r.split === "train" && !r.context && r.message.length < 70);
-  const shots = LABELS.flatMap((label) => train.filter((r) => r.label === label).slice(3, 5));
-  const examples = shots.map((r) => `"${r.message}" → ${r.label}`).join("; ");
-  const router = {
-    ...baseHarness.router,
-    systemPrompt: `${baseHarness.router.systemPrompt} Examples: ${examples}.`,
-  };
-  return { ...baseHarness, router };
-}
-
 const nats = await startNatsServer();
 const engine = await createLlamaEngine({
   baseModelPath: basePath,
@@ -127,6 +110,26 @@ const engine = await createLlamaEngine({
   now: () => performance.now(),
   fingerprintFile,
 });
+// What the edge renders for this node: its heartbeat's chat format (served), unless --family names one.
+const family = familyOption === "served" ? (engine.servedModel?.templateFamily ?? "plain") : familyOption;
+/** The harness the views are rendered with: the edge's default for a model of this chat format. */
+const baseHarness =
+  family === "plain"
+    ? DEFAULT_HARNESS
+    : buildDefaultHarness({ family, contextTokens: DEFAULT_CONTEXT_TOKENS });
+
+/** Few-shot: two short training messages per label, in the router's own system line. */
+function fewShotHarness(): HarnessDocument {
+  const train = records.filter((r) => r.split === "train" && !r.context && r.message.length < 70);
+  const shots = LABELS.flatMap((label) => train.filter((r) => r.label === label).slice(3, 5));
+  const examples = shots.map((r) => `"${r.message}" → ${r.label}`).join("; ");
+  const router = {
+    ...baseHarness.router,
+    systemPrompt: `${baseHarness.router.systemPrompt} Examples: ${examples}.`,
+  };
+  return { ...baseHarness, router };
+}
+
 const nodeNc = await connect({ servers: nats.url });
 const client = await connect({ servers: nats.url });
 const node = await startGpuNode({
@@ -235,7 +238,9 @@ report.results.sort((a, b) => order(a) - order(b));
 const plotted = ROUTERS.filter((r) => report.results.some((x) => x.router === r));
 mkdirSync(join(out, ".."), { recursive: true });
 writeFileSync(`${out}.json`, JSON.stringify(report, null, 2) + "\n");
-writeFileSync(`${out}.md`, renderRouteEvalMarkdown(report, readMisroutedNotes(RESULTS_DIR)));
+// The hand-read misroutes explain the committed report, and no other run's.
+const committed = out === join(RESULTS_DIR, "route-eval");
+writeFileSync(`${out}.md`, renderRouteEvalMarkdown(report, committed ? readMisroutedNotes(RESULTS_DIR) : {}));
 writeFileSync(
   `${out}.svg`,
   renderBarChartSvg({

@@ -32,7 +32,9 @@ describe("eval:route --smoke", () => {
     "routes the first 16 test examples; the trained l0 gets at least 12 right, each with a confidence",
     async () => {
       const out = join(mkdtempSync(join(tmpdir(), "molmesh-eval-smoke-")), "smoke");
-      await evalRoute(["--smoke", "--threads", "1", "--out", out], { MOL_ROUTER_BASE: smollm2 });
+      await evalRoute(["--smoke", "--family", "plain", "--threads", "1", "--out", out], {
+        MOL_ROUTER_BASE: smollm2,
+      });
       const report = JSON.parse(readFileSync(`${out}.json`, "utf8")) as RouteEvalReport;
       expect(report.views).toEqual({ family: "plain", contextTokens: 4096 });
       expect(report.results.map((r) => [r.router, r.set, r.metrics.n])).toEqual([

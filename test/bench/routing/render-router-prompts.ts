@@ -11,9 +11,13 @@ import { writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { getLlama, LlamaLogLevel, type LlamaModel } from "node-llama-cpp";
 import type { TimelineEvent } from "../../../schema/db/timeline-event.ts";
-import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
+import { DEFAULT_CONTEXT_TOKENS, buildDefaultHarness } from "../../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-settings.ts";
-import { tokenizeView } from "../../../gpu-nodes/src/engine/llama/tokenize-prompt.ts";
+import {
+  describeServedModel,
+  tokenizePrompt,
+  tokenizeView,
+} from "../../../gpu-nodes/src/engine/llama/tokenize-prompt.ts";
 import { loadCorpus, type CorpusRecord } from "../../../gpu-nodes/training/router/check-corpus.ts";
 import { renderRoutePrompt } from "../../../workers/src/views/render-prompts.ts";
 import { buildConversationViews } from "../../../workers/src/views/views-reducer.ts";
@@ -46,12 +50,23 @@ async function main(): Promise<void> {
   if (!basePath || !outPath) throw new Error("usage: render-router-prompts.ts <base.gguf> <out.jsonl>");
   const { records, problems } = loadCorpus();
   if (problems.length > 0) throw new Error(`the corpus has ${problems.length} problems; run check-corpus.ts`);
-  const harness = DEFAULT_HARNESS;
   const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath: basePath, gpuLayers: 0 });
+  // The views the edge renders for this model (its GGUF's chat format): an adapter trained on one format routes
+  // far worse on another (the committed plain-view l0 on ChatML views: test 54 %, see route-eval-chatml.md).
+  const views = {
+    family: describeServedModel(model, DEFAULT_CONTEXT_TOKENS).templateFamily,
+    contextTokens: DEFAULT_CONTEXT_TOKENS,
+  };
+  const harness = buildDefaultHarness(views);
   const labels = Object.fromEntries(harness.router.labels.map((l) => [l, tokenizeLabel(model, l)]));
   const lines = [
-    JSON.stringify({ kind: "labels", labels, lineEnd: tokenizeLabel(model, harness.templates.lineEnd) }),
+    JSON.stringify({
+      kind: "labels",
+      labels,
+      lineEnd: [...tokenizePrompt(model, harness.templates.lineEnd)],
+      views,
+    }),
   ];
   for (const record of records) {
     const prompt = renderExamplePrompt(record, harness);
