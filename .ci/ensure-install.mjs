@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Installs what `npm test` / `npm start` need on a fresh clone: npm dependencies and nats-server.
+// Installs what `npm test` / `npm start` need on a fresh clone: npm dependencies and nats-server, and builds the
+// `molmesh` bin (dist/molmesh.js).
 // Plain Node (no dependencies), so it runs before anything is installed.
 import { execSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -20,6 +21,9 @@ if (npmDepsStale()) {
   console.log("[molmesh] installing npm dependencies (npm ci)…");
   run("npm ci --no-audit --no-fund");
 }
+
+// The bin is plain JS for plain `node` (`npx molmesh` without tsx); rebuilt each time, it takes about a second.
+run("node infra/cli/build-cli.mjs");
 
 if (!has("nats-server")) {
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;

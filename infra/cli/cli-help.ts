@@ -16,6 +16,8 @@ Usage:
   molmesh items <conversation-id> [--limit <n>] [--after <id>] [--order asc|desc] [--json]
   molmesh plan [--spec <file.json> | --base <model> --adapter <lora>...] [--specialists <n>] [--json]
   molmesh models list | pull <name>
+  molmesh usage [--group-by user|key|day|adapter] [--from <time>] [--to <time>] [--csv | --json]
+  molmesh webhooks list | create <url> --event <type>... | delete <id>
   molmesh help [<command>]
 
 ${CONNECTION}
@@ -24,6 +26,37 @@ ${EXIT_CODES}
 `;
 
 const COMMANDS: Record<Exclude<CommandName, "models">, string> = {
+  usage: `molmesh usage: this tenant's token usage (GET /v1/usage), one row per group.
+
+Usage: molmesh usage [--group-by user|key|day|adapter] [--from <time>] [--to <time>] [--csv | --json]
+
+  --group-by <g>   user, key, day or adapter (default: the server's, one total)
+  --from <time>    from this time on: a date (2026-12-01), a date-time, or unix seconds
+  --to <time>      up to this time, same forms
+  --csv            comma-separated, with a header row, for a spreadsheet
+  --json           the API's answer as it came
+
+Columns: the group, requests, input_tokens, cached_input_tokens, output_tokens, total_tokens.
+
+${CONNECTION}
+
+${EXIT_CODES}
+`,
+  webhooks: `molmesh webhooks: this tenant's outbound webhook endpoints (/v1/webhook_endpoints).
+
+Usage:
+  molmesh webhooks list [--limit <n>] [--after <id>] [--order asc|desc] [--json]
+  molmesh webhooks create <url> --event <type> [--event <type>...] [--description <text>] [--json]
+  molmesh webhooks delete <endpoint-id> [--json]
+
+  --event <type>   conversation.turn.completed, conversation.turn.failed or conversation.summary.created;
+                   repeat for each
+  create prints the endpoint's signing secret once: store it, the API never shows it again.
+
+${CONNECTION}
+
+${EXIT_CODES}
+`,
   chat: `molmesh chat: an interactive chat; each line you type is one turn (POST /v1/responses, streamed).
 
 Usage: molmesh chat [--conversation <id>] [--model mol|mol:<label>] [--json]

@@ -1,4 +1,3 @@
-#!/usr/bin/env -S node --import tsx
 /**
  * `molmesh`: a terminal client for any molmesh edge (chat, conversations, items). Everything it does lives in
  * runMolmesh; this file only hands it the real process.

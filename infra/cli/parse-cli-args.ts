@@ -1,26 +1,33 @@
-import { parseArgs } from "node:util";
+import { Command, CommanderError, Option } from "commander";
+import {
+  collect,
+  list,
+  readListQuery,
+  text,
+  UsageError,
+  type ListQuery,
+  type OptionValues,
+} from "./cli-option-values.ts";
+import {
+  readUsageCommand,
+  readWebhooksCommand,
+  type UsageCommand,
+  type WebhooksCommand,
+} from "./parse-account-args.ts";
 
-/** A mistake in how the command was called: exit code 2, with the help that shows the right way. */
-export class UsageError extends Error {
-  override name = "UsageError";
-  /** The command whose help to point at; undefined points at the general help. */
-  readonly command: string | undefined;
+export { UsageError, type ListOrder, type ListQuery } from "./cli-option-values.ts";
+export type { UsageCommand, WebhooksCommand } from "./parse-account-args.ts";
 
-  constructor(message: string, command?: string) {
-    super(message);
-    this.command = command;
-  }
-}
-
-export const COMMAND_NAMES = ["chat", "conversations", "items", "plan", "models"] as const;
+export const COMMAND_NAMES = [
+  "chat",
+  "conversations",
+  "items",
+  "plan",
+  "models",
+  "usage",
+  "webhooks",
+] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
-export type ListOrder = "asc" | "desc";
-
-export interface ListQuery {
-  limit?: number;
-  after?: string;
-  order?: ListOrder;
-}
 
 export type CliCommand =
   | { name: "help"; topic?: CommandName }
@@ -28,7 +35,9 @@ export type CliCommand =
   | ({ name: "conversations"; json: boolean } & ListQuery)
   | ({ name: "items"; conversationId: string; json: boolean } & ListQuery)
   | PlanCommand
-  | ModelsCommand;
+  | ModelsCommand
+  | UsageCommand
+  | WebhooksCommand;
 
 export interface CliArgs {
   command: CliCommand;
@@ -36,52 +45,8 @@ export interface CliArgs {
   connection: { baseUrl?: string | undefined; apiKey?: string | undefined };
 }
 
-const OPTIONS = {
-  "base-url": { type: "string" },
-  "api-key": { type: "string" },
-  help: { type: "boolean", short: "h" },
-  json: { type: "boolean" },
-  conversation: { type: "string", short: "c" },
-  model: { type: "string", short: "m" },
-  limit: { type: "string", short: "n" },
-  after: { type: "string" },
-  order: { type: "string" },
-  spec: { type: "string" },
-  base: { type: "string" },
-  adapter: { type: "string", multiple: true },
-  specialists: { type: "string" },
-  slots: { type: "string" },
-  context: { type: "string" },
-} as const;
-type OptionName = keyof typeof OPTIONS;
-
-const GLOBAL_OPTIONS: readonly OptionName[] = ["base-url", "api-key", "help"];
-const COMMAND_OPTIONS: Record<CommandName, readonly OptionName[]> = {
-  chat: ["conversation", "model", "json"],
-  conversations: ["limit", "after", "order", "json"],
-  items: ["limit", "after", "order", "json"],
-  plan: ["spec", "base", "adapter", "specialists", "slots", "context", "json"],
-  models: [],
-};
-/** The server's page bounds (1–100), checked here so a typo costs no request. */
-const MAX_LIMIT = 100;
-
 function isCommandName(value: string | undefined): value is CommandName {
   return COMMAND_NAMES.some((name) => name === value);
-}
-
-function readLimit(raw: string | undefined, command: CommandName): number | undefined {
-  if (raw === undefined) return undefined;
-  const limit = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${raw}'`, command);
-  }
-  return limit;
-}
-
-function readOrder(raw: string | undefined, command: CommandName): ListOrder | undefined {
-  if (raw === undefined || raw === "asc" || raw === "desc") return raw;
-  throw new UsageError(`--order must be asc or desc, got '${raw}'`, command);
 }
 
 function readModel(raw: string | undefined): string | undefined {
@@ -89,92 +54,171 @@ function readModel(raw: string | undefined): string | undefined {
   throw new UsageError(`--model must be mol or mol:<label>, got '${raw}'`, "chat");
 }
 
-/** Node's messages end with advice about `--` that does not apply here; the first sentence is the point. */
-function shortenParseError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\. To specify a positional argument[\s\S]*$/, "");
+const LIST_OPTIONS = [
+  new Option("-n, --limit <value>"),
+  new Option("--after <value>"),
+  new Option("--order <value>"),
+  new Option("--json"),
+];
+
+/**
+ * The commands and their options, parsed by commander; the texts stay the CLI's own (cli-help.ts, and the messages
+ * below), so a usage error reads the same whichever layer found it. Each command collects its operands *and* what
+ * commander did not recognise, so that `chat --limit 3` can say that chat takes no --limit instead of a bare
+ * "unknown option".
+ */
+function buildProgram(accept: (command: CliCommand) => void): Command {
+  const program = new Command("molmesh")
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined, outputError: () => undefined })
+    .helpOption(false)
+    .helpCommand(false)
+    .showSuggestionAfterError(false)
+    .allowExcessArguments()
+    .allowUnknownOption()
+    .option("--base-url <value>")
+    .option("--api-key <value>")
+    .option("-h, --help")
+    .argument("[words...]");
+  const wantsHelp = () => program.opts()["help"] === true;
+
+  const define = (
+    name: CommandName,
+    options: readonly Option[],
+    run: (rest: string[], values: OptionValues) => CliCommand,
+  ) => {
+    const command = program.command(name).allowUnknownOption().argument("[words...]");
+    for (const option of options) command.addOption(option);
+    command.action((words: string[], values: OptionValues) => {
+      if (wantsHelp()) {
+        accept({ name: "help", topic: name });
+        return;
+      }
+      rejectUnknownOptions(program, name, words);
+      accept(run(words, values));
+    });
+    return command;
+  };
+
+  define("chat", [
+    new Option("-c, --conversation <value>"),
+    new Option("-m, --model <value>"),
+    new Option("--json"),
+  ], (rest, values) => {
+    if (rest.length > 0) throw new UsageError(`chat takes no arguments, got '${rest.join(" ")}'`, "chat");
+    return {
+      name: "chat",
+      conversation: text(values, "conversation"),
+      model: readModel(text(values, "model")),
+      json: values["json"] === true,
+    };
+  });
+  define("conversations", LIST_OPTIONS, (rest, values) => {
+    if (rest.length > 0) {
+      throw new UsageError(`conversations takes no arguments, got '${rest.join(" ")}'`, "conversations");
+    }
+    return {
+      name: "conversations",
+      json: values["json"] === true,
+      ...readListQuery(values, "conversations"),
+    };
+  });
+  define("items", LIST_OPTIONS, (rest, values) => {
+    const [conversationId, ...extra] = rest;
+    if (conversationId === undefined) throw new UsageError("items needs a conversation id", "items");
+    if (extra.length > 0)
+      throw new UsageError(`items takes one conversation id, got '${rest.join(" ")}'`, "items");
+    return {
+      name: "items",
+      conversationId,
+      json: values["json"] === true,
+      ...readListQuery(values, "items"),
+    };
+  });
+  define("plan", [
+    new Option("--spec <value>"),
+    new Option("--base <value>"),
+    new Option("--adapter <value>").argParser(collect),
+    new Option("--specialists <value>"),
+    new Option("--slots <value>"),
+    new Option("--context <value>"),
+    new Option("--json"),
+  ], (rest, values) => readPlanCommand(planValues(values), rest));
+  define("models", [], (rest) => readModelsCommand(rest));
+  define("usage", [
+    new Option("--group-by <value>"),
+    new Option("--from <value>"),
+    new Option("--to <value>"),
+    new Option("--csv"),
+    new Option("--json"),
+  ], (rest, values) => readUsageCommand(rest, values));
+  define("webhooks", [
+    ...LIST_OPTIONS,
+    new Option("--event <value>").argParser(collect),
+    new Option("--description <value>"),
+  ], (rest, values) => readWebhooksCommand(rest, values));
+  program
+    .command("help")
+    .argument("[words...]")
+    .action((words: string[]) => {
+      const [topic, ...extra] = words;
+      if (topic !== undefined && !isCommandName(topic)) throw new UsageError(`unknown command '${topic}'`);
+      if (extra.length > 0) throw new UsageError(`help takes one command, got '${words.join(" ")}'`);
+      accept(topic === undefined ? { name: "help" } : { name: "help", topic });
+    });
+  program.action((words: string[]) => {
+    const [first] = words;
+    if (first?.startsWith("-") === true && first.length > 1)
+      throw new UsageError(`Unknown option '${first.split("=")[0] ?? first}'`);
+    if (first !== undefined) throw new UsageError(`unknown command '${first}'`);
+    if (!wantsHelp()) throw new UsageError("missing command");
+    accept({ name: "help" });
+  });
+  return program;
+}
+
+/** The first option-looking word commander left: another command's option, or nobody's. */
+function rejectUnknownOptions(program: Command, name: CommandName, words: readonly string[]): void {
+  const word = words.find((w) => w.startsWith("-") && w.length > 1);
+  if (word === undefined) return;
+  const flag = word.split("=")[0] ?? word;
+  const known = program.commands
+    .flatMap((command) => command.options)
+    .find((option) => option.long === flag || option.short === flag);
+  if (known?.long !== undefined) throw new UsageError(`${name} does not take ${known.long}`, name);
+  throw new UsageError(`Unknown option '${flag}'`);
+}
+
+/** commander's own messages ("error: option '--after <value>' argument missing") as a sentence of the CLI's. */
+function toUsageError(error: CommanderError): UsageError {
+  const message = error.message.replace(/^error: /, "");
+  return new UsageError(message.charAt(0).toUpperCase() + message.slice(1));
 }
 
 /** argv after the script name → a command; every mistake is a UsageError naming the command it concerns. */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
-  let parsed;
+  let command: CliCommand | undefined;
+  const program = buildProgram((accepted) => (command = accepted));
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: OPTIONS,
-      allowPositionals: true,
-      strict: true,
-      tokens: true,
-    });
+    program.parse([...argv], { from: "user" });
   } catch (error) {
-    throw new UsageError(shortenParseError(error));
+    if (error instanceof CommanderError) throw toUsageError(error);
+    throw error;
   }
-  const { values, positionals, tokens } = parsed;
-  const connection = { baseUrl: values["base-url"], apiKey: values["api-key"] };
-  const [first, ...rest] = positionals;
-
-  if (first === "help") {
-    const topic = rest[0];
-    if (topic !== undefined && !isCommandName(topic)) throw new UsageError(`unknown command '${topic}'`);
-    return { command: topic === undefined ? { name: "help" } : { name: "help", topic }, connection };
-  }
-  if (first === undefined) {
-    if (values.help === true) return { command: { name: "help" }, connection };
-    throw new UsageError("missing command");
-  }
-  if (!isCommandName(first)) throw new UsageError(`unknown command '${first}'`);
-  if (values.help === true) return { command: { name: "help", topic: first }, connection };
-
-  const allowed = [...GLOBAL_OPTIONS, ...COMMAND_OPTIONS[first]];
-  for (const token of tokens) {
-    if (token.kind === "option" && !allowed.some((name) => name === token.name)) {
-      throw new UsageError(`${first} does not take --${token.name}`, first);
-    }
-  }
-  const json = values.json === true;
-
-  switch (first) {
-    case "chat": {
-      if (rest.length > 0) throw new UsageError(`chat takes no arguments, got '${rest.join(" ")}'`, first);
-      return {
-        command: { name: "chat", conversation: values.conversation, model: readModel(values.model), json },
-        connection,
-      };
-    }
-    case "conversations": {
-      if (rest.length > 0) {
-        throw new UsageError(`conversations takes no arguments, got '${rest.join(" ")}'`, first);
-      }
-      return { command: { name: "conversations", json, ...readListQuery(values, first) }, connection };
-    }
-    case "items": {
-      const [conversationId, ...extra] = rest;
-      if (conversationId === undefined) throw new UsageError("items needs a conversation id", first);
-      if (extra.length > 0)
-        throw new UsageError(`items takes one conversation id, got '${rest.join(" ")}'`, first);
-      return {
-        command: { name: "items", conversationId, json, ...readListQuery(values, first) },
-        connection,
-      };
-    }
-    case "plan":
-      return { command: readPlanCommand(values, rest), connection };
-    case "models":
-      return { command: readModelsCommand(rest), connection };
-  }
+  if (command === undefined) throw new UsageError("missing command");
+  const values = program.opts<{ baseUrl?: string; apiKey?: string }>();
+  return { command, connection: { baseUrl: values.baseUrl, apiKey: values.apiKey } };
 }
 
-function readListQuery(
-  values: { limit?: string; after?: string; order?: string },
-  command: CommandName,
-): ListQuery {
-  const query: ListQuery = {};
-  const limit = readLimit(values.limit, command);
-  const order = readOrder(values.order, command);
-  if (limit !== undefined) query.limit = limit;
-  if (values.after !== undefined) query.after = values.after;
-  if (order !== undefined) query.order = order;
-  return query;
+function planValues(values: OptionValues): PlanOptionValues {
+  const plan: PlanOptionValues = { json: values["json"] === true };
+  for (const name of ["spec", "base", "specialists", "slots", "context"] as const) {
+    const value = text(values, name);
+    if (value !== undefined) plan[name] = value;
+  }
+  const adapters = list(values, "adapter");
+  if (adapters !== undefined) plan.adapter = adapters;
+  return plan;
 }
 
 export interface PlanCommand {

@@ -9,6 +9,7 @@ import {
   type Connection,
 } from "./mesh-client.ts";
 import { parseCliArgs, type CliArgs, type PlanCommand, UsageError } from "./parse-cli-args.ts";
+import { runUsageCommand, runWebhooksCommand } from "./run-account-commands.ts";
 import { runChat } from "./run-chat.ts";
 import { runConversationsCommand, runItemsCommand } from "./run-list-commands.ts";
 import { runModelsCommand } from "./run-models-command.ts";
@@ -54,6 +55,10 @@ async function runCommand(args: CliArgs, connection: Connection, deps: CliDeps):
       return runPlanCommand(command, io);
     case "models":
       return runModelsCommand(command, deps);
+    case "usage":
+      return runUsageCommand(command, io);
+    case "webhooks":
+      return runWebhooksCommand(command, io);
   }
 }
 

@@ -1,5 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import { spawnGroupLeader, stopGroup } from "./process-group.ts";
 import { REPO_ROOT } from "./resolve-local-models.ts";
 
 export interface EdgeSettings {
@@ -31,14 +33,14 @@ const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true
 /** Applies the D1 migrations (schema/db/migrations/d1) to the local database under `persistDir`. */
 export async function applyLocalD1Migrations(persistDir: string): Promise<void> {
   const args = [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir];
-  const child = spawn(process.execPath, [...args, "--config", join(REPO_ROOT, "wrangler.toml")], {
+  const child = spawnGroupLeader(process.execPath, [...args, "--config", join(REPO_ROOT, "wrangler.toml")], {
     cwd: REPO_ROOT,
     env: WRANGLER_ENV,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
   if (code !== 0) throw new Error(`wrangler d1 migrations apply failed (${code}):\n${output}`);
 }
@@ -47,6 +49,8 @@ export async function applyLocalD1Migrations(persistDir: string): Promise<void> 
 export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
   await applyLocalD1Migrations(settings.persistDir);
   const wrangler = WRANGLER;
+  // Echoed by /livez: only the Worker this call started knows it, so another server on the port never passes.
+  const launchId = randomUUID();
   const args = [
     wrangler,
     "dev",
@@ -67,14 +71,16 @@ export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
     `MOL_NATS_WS_URL:${settings.natsWsUrl}`,
     "--var",
     `MOL_DEV_API_KEY:${settings.devApiKey}`,
+    "--var",
+    `MOL_LAUNCH_ID:${launchId}`,
     ...(settings.adminToken ? ["--var", `MOL_ADMIN_TOKEN:${settings.adminToken}`] : []),
     ...Object.entries(settings.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
-  const child: ChildProcess = spawn(process.execPath, args, {
+  // wrangler runs workerd as its child: stopping wrangler's process group stops workerd too.
+  const child: ChildProcess = spawnGroupLeader(process.execPath, args, {
     cwd: REPO_ROOT,
     env: WRANGLER_ENV,
     stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
   });
   let recent = "";
   const onData = (chunk: Buffer) => {
@@ -85,16 +91,9 @@ export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
   child.stdout?.on("data", onData);
   child.stderr?.on("data", onData);
   const url = `http://127.0.0.1:${settings.port}`;
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    process.kill(-child.pid, "SIGTERM");
-    const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), 5_000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = (): Promise<void> => stopGroup(child, 5_000);
   try {
-    await waitForHttp(`${url}/v1/models`, settings.readyTimeoutMs ?? DEFAULT_EDGE_READY_TIMEOUT_MS, child);
+    await waitForEdge(url, launchId, settings.readyTimeoutMs ?? DEFAULT_EDGE_READY_TIMEOUT_MS, child);
   } catch (error) {
     await stop();
     throw new Error(`wrangler dev did not start: ${String(error)}\n${recent}`, { cause: error });
@@ -102,16 +101,17 @@ export async function spawnEdge(settings: EdgeSettings): Promise<EdgeProcess> {
   return { url, stop };
 }
 
-async function waitForHttp(url: string, timeoutMs: number, child: ChildProcess): Promise<void> {
+async function waitForEdge(baseUrl: string, launchId: string, timeoutMs: number, child: ChildProcess) {
+  const url = `${baseUrl}/livez`;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`exited with code ${child.exitCode}`);
     try {
       const response = await fetch(url);
       await response.body?.cancel();
-      // Only our Worker stamps x-request-id: anything else on this port (another process that took it first) is
-      // not the edge, and the wait goes on until wrangler's own exit says why.
-      if (response.headers.get("x-request-id")?.startsWith("req_")) return;
+      // Anything else on this port (another process, another molmesh edge that took it first) is not this edge, and
+      // the wait goes on until wrangler's own exit says why.
+      if (response.headers.get("x-mol-launch-id") === launchId) return;
       await new Promise((r) => setTimeout(r, 200));
     } catch {
       await new Promise((r) => setTimeout(r, 200));

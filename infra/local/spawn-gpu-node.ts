@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { join } from "node:path";
+import { signalGroup, trackGroup } from "./process-group.ts";
 import { REPO_ROOT } from "./resolve-local-models.ts";
 
 /** A GPU node loads its model in seconds; a large real model over a slow disk may need this long. */
@@ -24,10 +25,14 @@ export function spawnGpuNode(options: {
   readyTimeoutMs?: number;
 }): GpuNodeProcess {
   const { nodeId } = options;
-  const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "gpu-nodes", "src", "main.ts")], {
-    cwd: REPO_ROOT,
-    env: { ...options.env, MOL_NODE_ID: nodeId, MOL_NATS_URL: options.natsUrl },
-  });
+  // Its own process group, so the launcher decides when it stops (a terminal's Ctrl-C goes to the launcher only).
+  const child = trackGroup(
+    spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "gpu-nodes", "src", "main.ts")], {
+      cwd: REPO_ROOT,
+      env: { ...options.env, MOL_NODE_ID: nodeId, MOL_NATS_URL: options.natsUrl },
+      detached: true,
+    }),
+  );
   let output = "";
   const collect = (chunk: Buffer) => {
     const text = chunk.toString();
@@ -61,10 +66,10 @@ export function spawnGpuNode(options: {
     output: () => output,
     ready,
     async stop({ force = false } = {}) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
-      if (force) child.kill("SIGCONT");
-      child.kill(force ? "SIGKILL" : "SIGTERM");
+      if (force) signalGroup(child.pid, "SIGCONT");
+      signalGroup(child.pid, force ? "SIGKILL" : "SIGTERM");
       await exited;
     },
   };

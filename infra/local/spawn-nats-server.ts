@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spawnGroupLeader, stopGroup } from "./process-group.ts";
 import { waitForPort } from "./wait-for-port.ts";
 
 /** The local config shared by `npm start` and the tests: client, WebSocket and JetStream listeners. */
@@ -31,7 +32,7 @@ export async function spawnNatsServer(settings: NatsServerSettings): Promise<Nat
 
   const start = async (): Promise<void> => {
     recent = "";
-    const proc = spawn("nats-server", ["-c", settings.configPath], {
+    const proc = spawnGroupLeader("nats-server", ["-c", settings.configPath], {
       stdio: ["ignore", "ignore", "pipe"],
       env: {
         ...process.env,
@@ -41,9 +42,13 @@ export async function spawnNatsServer(settings: NatsServerSettings): Promise<Nat
       },
     });
     child = proc;
-    proc.stderr.on("data", (chunk: Buffer) => {
+    let announceReady: () => void = () => undefined;
+    // Logged once every listener is bound: the port answering is then this server, not one that held it already.
+    const announced = new Promise<void>((resolve) => (announceReady = resolve));
+    proc.stderr?.on("data", (chunk: Buffer) => {
       const text = chunk.toString();
       recent = (recent + text).slice(-4000);
+      if (recent.includes("Server is ready")) announceReady();
       if (settings.onLog) for (const line of text.split("\n")) if (line) settings.onLog(line);
     });
     const failed = new Promise<never>((_, reject) => {
@@ -51,12 +56,18 @@ export async function spawnNatsServer(settings: NatsServerSettings): Promise<Nat
       proc.once("exit", (code) => reject(new Error(`nats-server exited with code ${code}`)));
     });
     try {
+      const timeoutMs = settings.readyTimeoutMs ?? DEFAULT_NATS_READY_TIMEOUT_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const silent = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no "Server is ready" in ${timeoutMs} ms`)), timeoutMs);
+      });
       await Promise.race([
-        waitForPort(settings.port, settings.readyTimeoutMs ?? DEFAULT_NATS_READY_TIMEOUT_MS, () => recent),
+        Promise.all([announced, waitForPort(settings.port, timeoutMs, () => recent)]),
         failed,
-      ]);
+        silent,
+      ]).finally(() => clearTimeout(timer));
     } catch (cause) {
-      proc.kill("SIGKILL");
+      await stopGroup(proc, 0);
       throw new Error(`nats-server did not start (is it installed? apt-get install nats-server)\n${recent}`, {
         cause,
       });
@@ -68,11 +79,7 @@ export async function spawnNatsServer(settings: NatsServerSettings): Promise<Nat
     const proc = child;
     child = undefined;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
-    proc.kill("SIGTERM");
-    const timer = setTimeout(() => proc.kill("SIGKILL"), 3_000);
-    await exited;
-    clearTimeout(timer);
+    await stopGroup(proc, 3_000);
   };
 
   await start();

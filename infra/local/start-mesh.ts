@@ -4,6 +4,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { mkdir } from "node:fs/promises";
+import { checkFreePorts, type NeededPort } from "./check-free-ports.ts";
+import { killAllGroupsNow, stopGroup } from "./process-group.ts";
 import { join } from "node:path";
 import {
   FIXTURE_MODEL_PATH,
@@ -11,7 +13,7 @@ import {
   REPO_ROOT,
   resolveLocalModels,
 } from "./resolve-local-models.ts";
-import { LOCAL_NATS_CONFIG, spawnNatsServer } from "./spawn-nats-server.ts";
+import { LOCAL_NATS_CONFIG, spawnNatsServer, type NatsServerProcess } from "./spawn-nats-server.ts";
 import { createPullProgress } from "../cli/create-pull-progress.ts";
 import { readLocalHarness } from "./read-local-harness.ts";
 import { spawnEdge, type EdgeProcess } from "./spawn-edge.ts";
@@ -30,11 +32,84 @@ const devApiKey = env.MOL_DEV_API_KEY ?? "sk-molmesh-dev-local";
 const adminToken = env.MOL_ADMIN_TOKEN ?? "mol-admin-dev-local";
 /** NATS JetStream store and the edge's local Durable Object / D1 state. */
 const stateDir = env.MOL_STATE_DIR ?? join(REPO_ROOT, ".cache");
-const say = (line: string) => process.stdout.write(`[molmesh] ${line}\n`);
+
+/**
+ * stdout may be a pipe whose reader goes away (`npm start | head -1`, `| tee` then Ctrl-C): the next write fails
+ * with EPIPE, which stops the mesh like a signal does; nothing is written to stdout after that.
+ */
+let stdoutOpen = true;
+const out = (text: string) => {
+  if (stdoutOpen) process.stdout.write(text);
+};
+const say = (line: string) => out(`[molmesh] ${line}\n`);
+/** Errors go to stderr as well, which outlives a closed stdout. */
+const complain = (line: string) => {
+  process.stderr.write(`[molmesh] ${line}\n`);
+};
 
 const children: ChildProcess[] = [];
-let shuttingDown = false;
+let stopping: Promise<never> | undefined;
 let edge: EdgeProcess | undefined;
+/** Filled in as the start goes on; the stop stops what is there. */
+const started: { nats?: NatsServerProcess } = {};
+
+/** Stops the edge first (no new turns), then the GPU nodes (they drain), then NATS; every one by process group. */
+const shutdown = (code: number): Promise<never> => (stopping ??= stop(code));
+/** Between start steps: once stopping has begun, the start goes no further (the process exits when it is done). */
+const unlessStopping = async (): Promise<void> => {
+  if (stopping !== undefined) await stopping;
+};
+
+async function stop(code: number): Promise<never> {
+  say("stopping…");
+  // A child that ignores SIGTERM and SIGKILL alike (uninterruptible I/O) must not keep the launcher up forever.
+  setTimeout(() => {
+    complain("stopping took too long; killing what is left");
+    process.exit(code === 0 ? 1 : code);
+  }, 30_000).unref();
+  await edge?.stop();
+  await Promise.all(children.map((child) => stopGroup(child, 15_000)));
+  await started.nats?.stop();
+  say("stopped");
+  process.exit(code);
+}
+// Each child leads its own process group, so the terminal's Ctrl-C reaches only this process; a second one while
+// stopping means "now".
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    if (stopping !== undefined) process.exit(1);
+    void shutdown(0);
+  });
+}
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  stdoutOpen = false;
+  if (error.code !== "EPIPE") complain(`stdout failed: ${error.message}`);
+  void shutdown(0);
+});
+const crash = (error: unknown) => {
+  complain(`crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  if (stopping !== undefined) process.exit(1);
+  void shutdown(1);
+};
+process.on("uncaughtException", crash);
+process.on("unhandledRejection", crash);
+// Whatever way this process ends (process.exit above, a crash during shutdown), no group it started outlives it.
+process.on("exit", killAllGroupsNow);
+
+const metricsPorts = metricsPort > 0 ? Array.from({ length: nodeCount }, (_, i) => metricsPort + i) : [];
+const neededPorts: NeededPort[] = [
+  { port: natsPort, what: "NATS client listener (MOL_NATS_PORT)" },
+  { port: natsWsPort, what: "NATS WebSocket listener (MOL_NATS_WS_PORT)" },
+  { port: edgePort, what: "edge (MOL_EDGE_PORT)" },
+  { port: edgeInspectorPort, what: "edge inspector (MOL_EDGE_INSPECTOR_PORT)" },
+  ...metricsPorts.map((port, i) => ({ port, what: `metrics of local-${i + 1} (MOL_METRICS_PORT)` })),
+];
+try {
+  await checkFreePorts(neededPorts);
+} catch (error) {
+  complain(`cannot start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
 
 const models = await resolveLocalModels(
   env,
@@ -65,7 +140,8 @@ if (models.generated) {
 
 const storeDir = join(stateDir, "nats");
 await mkdir(storeDir, { recursive: true });
-const nats = await spawnNatsServer({
+await unlessStopping();
+started.nats = await spawnNatsServer({
   configPath: LOCAL_NATS_CONFIG,
   port: natsPort,
   wsPort: natsWsPort,
@@ -79,48 +155,25 @@ const startNode = (index: number): Promise<void> => {
     nodeId: `local-${index}`,
     natsUrl,
     env: { ...env, ...models.env, MOL_METRICS_PORT: String(metricsPort > 0 ? metricsPort + index - 1 : 0) },
-    onOutput: (text) => process.stdout.write(text.replace(/^(?=.)/gm, `[local-${index}] `)),
+    onOutput: (text) => out(text.replace(/^(?=.)/gm, `[local-${index}] `)),
   });
   children.push(node.child);
   node.child.once("exit", (code) => {
-    if (!shuttingDown) say(`local-${index} exited with code ${code}; the other nodes keep serving`);
+    if (stopping === undefined) say(`local-${index} exited with code ${code}; the other nodes keep serving`);
   });
   return node.ready;
 };
 
-const shutdown = async (code: number): Promise<never> => {
-  shuttingDown = true;
-  say("stopping…");
-  await edge?.stop();
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) {
-            resolve();
-            return;
-          }
-          child.once("exit", () => resolve());
-          child.kill("SIGTERM");
-          setTimeout(() => child.kill("SIGKILL"), 15_000).unref();
-        }),
-    ),
-  );
-  await nats.stop();
-  say("stopped");
-  process.exit(code);
-};
-process.on("SIGINT", () => void shutdown(0));
-process.on("SIGTERM", () => void shutdown(0));
-
 try {
+  await unlessStopping();
   await Promise.all(Array.from({ length: nodeCount }, (_, i) => startNode(i + 1)));
 } catch (error) {
-  say(`start failed: ${error instanceof Error ? error.message : String(error)}`);
+  complain(`start failed: ${error instanceof Error ? error.message : String(error)}`);
   await shutdown(1);
 }
 say(`${nodeCount} GPU node(s) ready on ${models.description}`);
 try {
+  await unlessStopping();
   edge = await spawnEdge({
     port: edgePort,
     inspectorPort: edgeInspectorPort,
@@ -133,13 +186,14 @@ try {
   });
   await waitForHealthy(`${edge.url}/healthz`);
 } catch (error) {
-  say(`edge failed: ${error instanceof Error ? error.message : String(error)}`);
+  complain(`edge failed: ${error instanceof Error ? error.message : String(error)}`);
   await shutdown(1);
 }
+await unlessStopping();
 const base = `http://127.0.0.1:${edgePort}`;
 say(`ready: ${base}  (GET ${base}/healthz is 200; Ctrl-C stops everything)`);
 say(`dev API key: ${devApiKey}   admin token (POST ${base}/v1/admin/tenants): ${adminToken}`);
-process.stdout.write(`
+out(`
   curl -s ${base}/v1/chat/completions -H "authorization: Bearer ${devApiKey}" \\
     -H "content-type: application/json" -d '{"model":"mol","messages":[{"role":"user","content":"hello"}]}'
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { placementSchema } from "../db/timeline-event.ts";
+import { answerTakeoverSchema, placementSchema } from "../db/timeline-event.ts";
 import { usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
 
 // The `mol` extension object: the MoL facts of one turn, on Responses, chat completions (and their chunks) and
@@ -26,6 +26,8 @@ export const molTimingsSchema = z.object({
   routeNodeMs: millis.optional(),
   answerNodeMs: millis.optional(),
   summaryNodeMs: millis.optional(),
+  /** Waited for the previous turn's summary (a turn routed to another specialist than that turn's). */
+  summaryWaitMs: millis.optional(),
 });
 
 /** Per hop, something that hop reported: which node ran it, where it was placed, what it used. */
@@ -64,6 +66,8 @@ export const molSchema = z.object({
   placement: perHop(placementSchema),
   /** Per hop, as the GPU node measured it. */
   usage: perHop(usageSchema),
+  /** Nodes that died mid-answer and the nodes that continued it from the text streamed (absent when none did). */
+  takeovers: z.array(answerTakeoverSchema).optional(),
   summary: z.object({ status: z.enum(["pending", "ready", "failed", "none"]), text: z.string().optional() }),
   /** Genui answers only. */
   genui: molGenuiSchema.optional(),

@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { timingsSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
+import { timingsSchema, toolCallSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
 
 /**
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
  * `user_message` (preceded by its `instructions` and `context_messages`, if any) and its events arrive in this
  * order: route_decision, then answer | turn_failed | turn_cancelled, then (after a genui answer)
- * genui_validation, then (after an answer) summary | summary_failed. Tombstones (`response_deleted`,
- * `item_deleted`) name an earlier turn and may come at any time.
- * Nothing is updated in place.
+ * genui_validation, then (after an answer) summary | summary_failed. The summary runs off the next turn's
+ * critical path, so it may land after the next turn's events have begun. Tombstones (`response_deleted`,
+ * `item_deleted`) name an earlier turn and may come at any time. Nothing is updated in place.
  */
 const base = { turnId: z.string().min(1).max(64) };
 
@@ -39,7 +39,7 @@ export type HopFacts = z.infer<typeof hopFactsSchema>;
 
 /**
  * What a `POST /v1/responses` asked for, kept so `GET /v1/responses/{id}` echoes it as the POST did. Informative
- * only: views never read it. `tools`/`tool_choice` are kept as sent (JSON) for when function calling lands.
+ * only: views never read it. `tools`, `tool_choice`, `text` are kept as sent (JSON).
  */
 export const responseEchoSchema = z.object({
   model: z.string().optional(),
@@ -49,6 +49,8 @@ export const responseEchoSchema = z.object({
   maxOutputTokens: z.number().optional(),
   tools: z.array(z.unknown()).optional(),
   toolChoice: z.unknown().optional(),
+  parallelToolCalls: z.boolean().optional(),
+  text: z.unknown().optional(),
   instructions: z.string().optional(),
   background: z.boolean().optional(),
   previousResponseId: z.string().optional(),
@@ -123,16 +125,38 @@ export const routeDecisionEventSchema = z.object({
   fallback: z
     .object({ code: wireErrorCodeSchema, message: z.string(), to: z.enum(["previous", "default"]) })
     .optional(),
+  /**
+   * How long the turn waited for the previous turn's summary before its user line was appended (ms, edge clock):
+   * only a turn routed to another specialist than the previous one waits, and at most the summary's bound.
+   */
+  summaryWaitMs: z.number().nonnegative().optional(),
 });
+
+/**
+ * A node that died or stalled mid-answer, and the node that continued the answer from the text already streamed
+ * (its prompt: the answer prompt plus that text). `atChar` is where in the answer text the new node took over.
+ */
+export const answerTakeoverSchema = z.object({
+  fromNode: z.string(),
+  toNode: z.string(),
+  atChar: z.int().nonnegative(),
+  code: wireErrorCodeSchema,
+});
+export type AnswerTakeover = z.infer<typeof answerTakeoverSchema>;
 
 export const answerEventSchema = z.object({
   ...base,
   type: z.literal("answer"),
   adapter: z.string(),
   revision: z.string(),
+  /** The decoded text; for function calls, the calls as the model wrote them (marker and JSON). */
   text: z.string(),
-  finishReason: z.enum(["stop", "length"]),
+  finishReason: z.enum(["stop", "length", "tool_calls"]),
+  /** With finishReason `tool_calls`: each call, its `arguments` valid against its tool's schema. */
+  toolCalls: z.array(toolCallSchema).min(1).optional(),
   hop: hopFactsSchema,
+  /** Mid-stream takeovers, in order; absent when one node wrote the whole answer. */
+  takeovers: z.array(answerTakeoverSchema).optional(),
 });
 
 export const turnFailedEventSchema = z.object({

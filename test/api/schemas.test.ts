@@ -111,10 +111,13 @@ describe("POST /v1/responses body", () => {
       "input[0].call_id",
     ],
     [{ input: [{ type: "item_reference", id: "msg_1u" }] }, "input[0]"],
-    [{ input: "hi", tools: [{ type: "function", name: "f" }] }, "tools"],
+    [{ input: "hi", tools: [{ type: "function", name: "f" }] }, "ok"],
     [{ input: "hi", tools: [], tool_choice: "auto", text: { format: { type: "text" } } }, "ok"],
     [{ input: "hi", tool_choice: "required" }, "tool_choice"],
-    [{ input: "hi", text: { format: { type: "json_schema" } } }, "text.format.type"],
+    [{ input: "hi", include: [] }, "ok"],
+    [{ input: "hi", include: ["reasoning.encrypted_content"] }, "ok"],
+    [{ input: "hi", include: ["message.output_text.logprobs"] }, "include[0]"],
+    [{ input: "hi", text: { format: { type: "json_schema" } } }, "text.format.name"],
     [{ input: "hi", instructions: "x".repeat(31) }, "instructions"],
     [{ ...base, conversation: "" }, "conversation"],
     [{ ...base, input: "" }, "input"],
@@ -215,7 +218,7 @@ describe("POST /v1/chat/completions body", () => {
     [{ ...base, seed: -1 }, "seed"],
     [{ ...base, stop: ["a", ""] }, "stop[1]"],
     [{ ...base, presence_penalty: 1 }, "presence_penalty"],
-    [{ ...base, tools: [] }, "tools"],
+    [{ ...base, tools: [] }, "ok"],
   ])("%j → %s", (body, param) => {
     expect(blame(chatBody.safeParse(body))).toBe(param);
   });

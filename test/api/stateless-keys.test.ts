@@ -21,7 +21,7 @@ function recordingContext(tenantId = "tenant_a") {
         },
       }) as unknown as ConversationHandle,
   } as unknown as AppDeps;
-  const c = { var: { deps, tenantId } } as unknown as Context<AppEnv>;
+  const c = { var: { deps, tenantId, principal: { keyId: "key_test" } } } as unknown as Context<AppEnv>;
   return { c, calls };
 }
 

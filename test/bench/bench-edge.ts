@@ -2,7 +2,8 @@
  * `npm run bench:edge`: (1) per-turn edge overhead (client time minus GPU node time) at conversation lengths
  * 10 … 5,000 turns, with an instant engine so only the edge, its Durable Object and NATS are measured; (2) the
  * share of route + summary time on the client's critical path, on the real tiny model. Writes
- * test/bench/results/edge.json and edge.md. A benchmark, not a test: it asserts nothing.
+ * test/bench/results/edge.json and edge.md. A benchmark, not a test: it asserts nothing. `MOL_BENCH_DUMP=<file>`
+ * also writes every paced and back-to-back turn's client time and `mol`, to see where a turn's time went.
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -24,6 +25,8 @@ import { describeBenchCommand } from "./describe-bench-command.ts";
 const LENGTHS = (process.env.MOL_BENCH_LENGTHS ?? "10,100,1000,5000").split(",").map(Number);
 const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
 const CRITICAL_TURNS = Number(process.env.MOL_BENCH_CRITICAL_TURNS ?? 20);
+/** Summary slots per adapter on the tiny node; unset = the engine's default, 0 = summaries on the answer's slot. */
+const SUMMARY_SLOTS = process.env.MOL_BENCH_SUMMARY_SLOTS;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
 const KEY = "sk-bench";
 
@@ -84,6 +87,19 @@ async function runTurn(
 }
 
 const nodeMs = (t: Turn) => (t.mol.timings.routeNodeMs ?? 0) + (t.mol.timings.answerNodeMs ?? 0);
+/**
+ * A turn's overhead split by what the edge records: each hop's edge-side time minus the node's own is NATS and
+ * the hop client; the rest is HTTP, the Worker (auth, limiter), the Durable Object call and its timeline writes
+ * and views. The edge records no finer split (no Server-Timing; the request line has only the total).
+ */
+function splitOverhead(t: Turn) {
+  const { routeMs = 0, routeNodeMs = 0, answerTotalMs = 0, answerNodeMs = 0 } = t.mol.timings;
+  return {
+    routeHopMs: routeMs - routeNodeMs,
+    answerHopMs: answerTotalMs - answerNodeMs,
+    edgeMs: t.clientMs - routeMs - answerTotalMs,
+  };
+}
 
 // 1. Edge overhead against conversation length, on the instant engine.
 const nats = await startNatsServer();
@@ -102,6 +118,7 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
   let turns = 0;
   for (const length of LENGTHS) {
     const samples: number[] = [];
+    const stages: Array<ReturnType<typeof splitOverhead>> = [];
     while (turns < length) {
       const turn = await runTurn(
         post,
@@ -109,7 +126,10 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
         `turn ${turns}: a user message of ordinary length, asking something.`,
       );
       turns++;
-      if (turns > length - SAMPLE_TURNS) samples.push(turn.clientMs - nodeMs(turn));
+      if (turns > length - SAMPLE_TURNS) {
+        samples.push(turn.clientMs - nodeMs(turn));
+        stages.push(splitOverhead(turn));
+      }
       if (turns % 500 === 0) process.stderr.write(`  ${turns} turns\n`);
       if (turns % 10 === 0) reportBenchProgress("edge overhead (turns)", turns, Math.max(...LENGTHS));
     }
@@ -119,6 +139,26 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
       p50Ms: round(percentile(samples, 50)),
       p95Ms: round(percentile(samples, 95)),
       meanMs: round(sum(samples) / samples.length),
+      stagesP50Ms: {
+        routeHop: round(
+          percentile(
+            stages.map((x) => x.routeHopMs),
+            50,
+          ),
+        ),
+        answerHop: round(
+          percentile(
+            stages.map((x) => x.answerHopMs),
+            50,
+          ),
+        ),
+        edge: round(
+          percentile(
+            stages.map((x) => x.edgeMs),
+            50,
+          ),
+        ),
+      },
     });
   }
   return rows;
@@ -132,7 +172,11 @@ const tiny = await startTestNode({
   natsUrl: nats.url,
   models,
   nodeId: "bench-tiny",
-  engine: { contextSize: 4096, slotsPerAdapter: 4 },
+  engine: {
+    contextSize: 4096,
+    slotsPerAdapter: 4,
+    ...(SUMMARY_SLOTS === undefined ? {} : { summarySlotsPerAdapter: Number(SUMMARY_SLOTS) }),
+  },
 });
 // Each client waits for the previous turn's summary before its next message (as a person reading the answer
 // would), so the summary never delays a turn; back-to-back clients are measured separately.
@@ -156,6 +200,8 @@ const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
 });
 await tiny.stop();
 await nats.dispose();
+if (process.env.MOL_BENCH_DUMP)
+  await writeFile(process.env.MOL_BENCH_DUMP, JSON.stringify(breakdown, null, 1));
 
 const pick = (key: string) => breakdown.paced.map((t) => t.mol.timings[key] ?? 0);
 const route = pick("routeMs");
@@ -164,6 +210,7 @@ const answer = pick("answerTotalMs");
 const summary = pick("summaryMs");
 const client = breakdown.paced.map((t) => t.clientMs);
 const backToBack = breakdown.backToBack.map((t) => t.clientMs);
+const backToBackFirstToken = breakdown.backToBack.map((t) => t.mol.timings.answerFirstTokenMs ?? 0);
 const backToBackBusy = breakdown.backToBack.map(
   (t) => (t.mol.timings.routeMs ?? 0) + (t.mol.timings.answerTotalMs ?? 0),
 );
@@ -172,6 +219,7 @@ const report: EdgeReport = {
     "MOL_BENCH_LENGTHS",
     "MOL_BENCH_SAMPLE_TURNS",
     "MOL_BENCH_CRITICAL_TURNS",
+    "MOL_BENCH_SUMMARY_SLOTS",
   ]),
   machine: collectMachineFacts(),
   overhead,
@@ -189,7 +237,23 @@ const report: EdgeReport = {
       p50: round(percentile(backToBack, 50)),
       p95: round(percentile(backToBack, 95)),
     },
-    // A client that sends its next message the moment an answer ends waits for the previous summary first.
+    // A summary holding the answer's KV slot shows here first: the answer cannot start before it ends.
+    backToBackAnswerFirstTokenMs: {
+      p50: round(percentile(backToBackFirstToken, 50)),
+      p95: round(percentile(backToBackFirstToken, 95)),
+    },
+    // Client time outside the answer hop (route, any summary wait, and the edge's own overhead), as before.
+    backToBackOverPacedP50: round(percentile(backToBack, 50) / percentile(client, 50), 3),
+    // Route plus the summary wait the edge recorded (a turn routed to another specialist waits for the previous
+    // summary), plus what back-to-back turns took beyond paced ones (a summary still busy on the answer's KV slot).
+    backToBackShareOfRouteAndSummaryWait: round(
+      (sum(
+        breakdown.backToBack.map((t) => (t.mol.timings.routeMs ?? 0) + (t.mol.timings.summaryWaitMs ?? 0)),
+      ) +
+        Math.max(0, sum(backToBack) - percentile(client, 50) * backToBack.length)) /
+        sum(backToBack),
+      3,
+    ),
     backToBackShareOfRouteAndSummary: round(
       (sum(backToBack) -
         sum(backToBackBusy) +

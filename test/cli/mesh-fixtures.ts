@@ -69,3 +69,26 @@ export async function cutSseResponse(script: TurnStreamScript): Promise<Response
   const kept = frames.filter((frame) => !frame.startsWith("event: response.completed"));
   return new Response(`${kept.join("\n\n")}\n\n`, { headers: { "content-type": "text/event-stream" } });
 }
+
+/** What GET /v1/usage?group_by=day answers: one row per day, the counts and the group's own field. */
+export const USAGE_BY_DAY = {
+  object: "list",
+  data: [
+    {
+      day: "2026-11-30",
+      requests: 3,
+      input_tokens: 1200,
+      cached_input_tokens: 900,
+      output_tokens: 80,
+      total_tokens: 1280,
+    },
+    {
+      day: "2026-12-01",
+      requests: 1,
+      input_tokens: 40,
+      cached_input_tokens: 0,
+      output_tokens: 8,
+      total_tokens: 48,
+    },
+  ],
+};

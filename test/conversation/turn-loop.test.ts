@@ -150,13 +150,13 @@ describe("the turn loop, stored turns", () => {
     const { turns, recorded, settled } = storedConversation(scripted);
     const parts = await collectParts(streamOf(turns.startTurn({ conversationId: META.id, text: "hi" })));
     await settled();
-    // Text had streamed: the hop is not retried on another node.
-    expect(scripted.calls.answer).toHaveLength(1);
+    // Text had streamed: each next node continues from it, and when every node dies the turn fails.
+    expect(scripted.calls.answer).toHaveLength(3);
     expect(parts.at(-1)?.type).toBe("turn-error");
     const promptChars = scripted.calls.answer[0]?.view.length ?? 0;
     const charge = recorded.charges[0]?.charge;
     expect(charge?.estimated).toBe(true);
-    expect(charge?.hops.answer).toBe(Math.ceil(promptChars / 4) + Math.ceil("twelve chars".length / 4));
+    expect(charge?.hops.answer).toBe(Math.ceil(promptChars / 4) + Math.ceil((3 * "twelve chars".length) / 4));
     expect(charge?.tokens).toBe(22 + (charge?.hops.answer ?? 0));
   });
 

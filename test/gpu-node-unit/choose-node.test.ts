@@ -36,6 +36,20 @@ function node(
 }
 
 describe("chooseNode", () => {
+  it("passes over nodes that lack a feature the hop needs, even a warm one", () => {
+    const tools = { ...node("b"), features: ["output:tools", "output:tools-auto"] };
+    const choice = chooseNode({
+      nodes: [node("a", { warm: ["c1"] }), tools],
+      adapter: "chat",
+      conversationId: "c1",
+      requires: ["output:tools", "output:tools-auto"],
+    });
+    expect(choice).toEqual({ nodeId: "b", reason: "least-loaded" });
+    expect(
+      chooseNode({ nodes: [node("a")], adapter: "chat", conversationId: "c1", requires: ["output:tools"] }),
+    ).toEqual({ reason: "queue-group" });
+  });
+
   it("prefers the node whose KV is warm, even when it is busier", () => {
     const choice = chooseNode({
       nodes: [node("a"), node("b", { warm: ["c1"], inFlight: 5 })],

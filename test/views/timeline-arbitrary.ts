@@ -9,7 +9,8 @@ export interface TurnSpec {
   label: SpecialistLabel;
   outcome: "answer" | "turn_failed" | "turn_cancelled" | "route_failed";
   answer: string;
-  summary: "summary" | "summary_failed" | "none";
+  /** `late`: the summary lands after the next turn's user message (the next turn did not wait for it). */
+  summary: "summary" | "late" | "summary_failed" | "none";
   summaryText: string;
   /** Issue 14: instructions and an item array's earlier messages before the user message, tombstones after. */
   instructions?: string | null | undefined;
@@ -56,7 +57,7 @@ export function turnSpecArb(maxText = 120): fc.Arbitrary<TurnSpec> {
     label: fc.constantFrom(...SPECIALIST_LABELS),
     outcome: fc.constantFrom("answer", "answer", "answer", "turn_failed", "turn_cancelled", "route_failed"),
     answer: textArb(maxText * 2),
-    summary: fc.constantFrom("summary", "summary", "summary_failed", "none"),
+    summary: fc.constantFrom("summary", "summary", "late", "summary_failed", "none"),
     summaryText: textArb(maxText),
     instructions: fc.option(textArb(maxText), { freq: 3 }),
     context: fc.array(
@@ -101,7 +102,7 @@ export function buildTurnEvents(spec: TurnSpec, index: number): TimelineEvent[] 
       finishReason: "stop",
       hop: HOP,
     });
-    if (spec.summary === "summary")
+    if (spec.summary === "summary" || spec.summary === "late")
       events.push({ type: "summary", turnId, adapter, text: spec.summaryText, hop: HOP });
     if (spec.summary === "summary_failed") {
       events.push({ type: "summary_failed", turnId, adapter, code: "overloaded", message: "busy" });
@@ -115,6 +116,25 @@ export function timelineArb(maxTurns: number, maxText = 120): fc.Arbitrary<Timel
     fc
       // size "max": lengths spread over the whole range, so views reach their budgets and compact.
       .array(turnSpecArb(maxText), { minLength: 1, maxLength: maxTurns, size: "max" })
-      .map((turns) => turns.flatMap((turn, index) => buildTurnEvents(turn, index)))
+      .map((turns) =>
+        placeLateSummaries(
+          turns.map((turn, index) => buildTurnEvents(turn, index)),
+          turns,
+        ),
+      )
   );
+}
+
+/** Moves each `late` summary past the next turn's user message (and its route decision when it has one). */
+function placeLateSummaries(perTurn: TimelineEvent[][], specs: readonly TurnSpec[]): TimelineEvent[] {
+  const placed = perTurn.map((events) => [...events]);
+  for (let i = 0; i < placed.length - 1; i++) {
+    const events = placed[i] ?? [];
+    const late = specs[i]?.summary === "late" ? events.findIndex((e) => e.type === "summary") : -1;
+    if (late < 0) continue;
+    const [summary] = events.splice(late, 1);
+    const next = placed[i + 1] ?? [];
+    if (summary) next.splice(Math.min(next.length, 1 + (i % 2)), 0, summary);
+  }
+  return placed.flat();
 }

@@ -106,3 +106,36 @@ describe("the tools block", () => {
     });
   });
 });
+
+describe("a view with tools across turns", () => {
+  it("only grows at its end, tool-set changes included, under the large harness", () => {
+    fc.assert(
+      fc.property(timelineWithToolsArb, (events) => {
+        let views = createConversationViews(LARGE_HARNESS);
+        let changes = 0;
+        for (const event of events) {
+          const before = listAdapters(LARGE_HARNESS).map((adapter) => readViewText(views, adapter));
+          views = applyEventToViews(views, event, LARGE_HARNESS);
+          if (event.type === "tools_changed") changes += 1;
+          listAdapters(LARGE_HARNESS).forEach((adapter, i) => {
+            expect(isBytePrefix(before[i] ?? "", readViewText(views, adapter))).toBe(true);
+          });
+        }
+        // Every block the timeline appended is still in each specialist's view, in order.
+        const specialist = listAdapters(LARGE_HARNESS).find((a) => a !== LARGE_HARNESS.router.adapter) ?? "";
+        const text = readViewText(views, specialist);
+        const blocks = events.flatMap((event) =>
+          event.type === "tools_changed" ? [renderToolsBlock(LARGE_HARNESS, event.tools)] : [],
+        );
+        expect(blocks).toHaveLength(changes);
+        let from = 0;
+        for (const block of blocks) {
+          const at = text.indexOf(block, from);
+          expect(at).toBeGreaterThanOrEqual(from);
+          from = at + block.length;
+        }
+      }),
+      { numRuns: 60, ...PROPERTY_LIMITS },
+    );
+  });
+});

@@ -74,6 +74,46 @@ describe.each(HARNESSES)("views under the %s harness", (_name, harness) => {
     );
   });
 
+  it("leave every view's text as it was when a summary lands after the next turn started", () => {
+    fc.assert(
+      fc.property(timelineArb(12), (events) => {
+        let views = createConversationViews(harness);
+        for (const event of events) {
+          const late = event.type === "summary" && views.turn?.turnId !== event.turnId;
+          const before = snapshotTexts(views, harness);
+          views = applyEventToViews(views, event, harness);
+          // Only the compact forms of its turn take it (they show when that turn compacts, later).
+          if (late) expect(snapshotTexts(views, harness)).toEqual(before);
+        }
+      }),
+      { numRuns: 60, ...PROPERTY_LIMITS },
+    );
+  });
+
+  it("render the route prompt for a user message not yet appended as the one after it is", () => {
+    fc.assert(
+      fc.property(timelineArb(8), fc.string({ maxLength: 80 }), (events, text) => {
+        let views = buildConversationViews(events, harness);
+        const next: TimelineEvent = {
+          type: "user_message",
+          turnId: "next",
+          text,
+          harnessHash: "sha256:test",
+        };
+        const early = renderRoutePrompt(applyEventToViews(views, next, harness), harness);
+        // A summary of the last turn landing first changes nothing the router sees.
+        const last = events.findLast((e) => e.type === "answer");
+        if (last?.type === "answer") {
+          const { turnId, adapter, hop } = last;
+          const summary: TimelineEvent = { type: "summary", turnId, adapter, text: "late or not", hop };
+          views = applyEventToViews(views, summary, harness);
+        }
+        expect(renderRoutePrompt(applyEventToViews(views, next, harness), harness)).toBe(early);
+      }),
+      { numRuns: 60, ...PROPERTY_LIMITS },
+    );
+  });
+
   it("make each hop's prompt a byte-prefix of the view after that hop's event", () => {
     fc.assert(
       fc.property(timelineArb(12), (events) => {

@@ -54,6 +54,8 @@ export const nodeEnvSchema = z
     MOL_THREADS: int(1, 256).optional(),
     MOL_CONTEXT_SIZE: int(64, 1_048_576).default(DEFAULT_CONTEXT_SIZE),
     MOL_SLOTS_PER_ADAPTER: int(1, 256).default(DEFAULT_SLOTS_PER_ADAPTER),
+    /** Summary slots per adapter (embedded engine); unset = as many as MOL_SLOTS_PER_ADAPTER. */
+    MOL_SUMMARY_SLOTS_PER_ADAPTER: int(0, 256).optional(),
     MOL_MAX_WAITING_PER_ADAPTER: int(0, 1024).optional(),
     MOL_MAX_CONCURRENT: int(1, 4096).default(8),
     MOL_HEARTBEAT_INTERVAL_MS: int(100, 60_000).default(2_000),

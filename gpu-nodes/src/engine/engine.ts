@@ -62,6 +62,12 @@ export interface EngineGenerateRequest {
    */
   signal: AbortSignal;
   onTextDelta?: (delta: string) => void;
+  /**
+   * `"summary"`: the summary hop, which runs after the answer while the conversation's next turn may already
+   * be answering on the same adapter. An engine with KV slots runs it on a slot of its own, so the next answer
+   * never waits for it; others ignore it.
+   */
+  lane?: "summary";
 }
 
 export interface EngineGenerateResult {

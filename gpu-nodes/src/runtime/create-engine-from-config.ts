@@ -48,6 +48,7 @@ export async function createEngineFromConfig(config: NodeConfig, threads: number
     threads,
     contextSize: env.MOL_CONTEXT_SIZE,
     slotsPerAdapter: env.MOL_SLOTS_PER_ADAPTER,
+    summarySlotsPerAdapter: env.MOL_SUMMARY_SLOTS_PER_ADAPTER,
     maxWaitingPerAdapter: env.MOL_MAX_WAITING_PER_ADAPTER ?? env.MOL_SLOTS_PER_ADAPTER,
     now: () => performance.now(),
     fingerprintFile,

@@ -169,6 +169,7 @@ export async function serveSummaryHop(request: SummaryRequest, ctx: HopContext):
     topK: 1,
     stop: [],
     signal: ctx.signal,
+    lane: "summary",
   });
   return {
     version: WIRE_VERSION,

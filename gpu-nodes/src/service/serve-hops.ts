@@ -3,6 +3,7 @@ import { trace, type Tracer } from "@opentelemetry/api";
 import {
   HOPS,
   NODE_QUEUE_GROUP,
+  STREAM_KEEPALIVE_MS,
   WIRE_VERSION,
   answerRequestSchema,
   buildCancelSubject,
@@ -199,14 +200,27 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
   }
 }
 
-/** Stamps `version` and a gap-free `seq` on each part; the empty message after the last is the sentinel. */
+/**
+ * Stamps `version` and a gap-free `seq` on each part; the empty message after the last is the sentinel. Until
+ * then a `keepalive` part goes out whenever the stream was quiet for {@link STREAM_KEEPALIVE_MS}, so the edge
+ * tells a slow prefill from a dead node within a few seconds.
+ */
 function createStreamWriter(msg: Msg): { emit: (part: StreamPartBody) => void; end: () => void } {
   let seq = 0;
+  let quiet = false;
+  const send = (part: StreamPartBody) => {
+    quiet = false;
+    msg.respond(encodeWireMessage({ version: WIRE_VERSION, seq: seq++, ...part }));
+  };
+  const keepalive = setInterval(() => {
+    if (quiet) send({ type: "keepalive" });
+    quiet = true;
+  }, STREAM_KEEPALIVE_MS / 2);
+  keepalive.unref();
   return {
-    emit: (part) => {
-      msg.respond(encodeWireMessage({ version: WIRE_VERSION, seq: seq++, ...part }));
-    },
+    emit: send,
     end: () => {
+      clearInterval(keepalive);
       msg.respond(END_OF_STREAM);
     },
   };

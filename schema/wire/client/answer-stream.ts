@@ -21,10 +21,11 @@ import {
   type HopCallOptions,
 } from "./hop-transport.ts";
 
-export type AnswerStreamPart = Exclude<StreamPart, { type: "error" }>;
+export type AnswerStreamPart = Exclude<StreamPart, { type: "error" } | { type: "keepalive" }>;
 
 /**
- * Streams the answer hop: yields `start`, `text-delta`s and ends after `finish`. A node's `error` part is
+ * Streams the answer hop: yields `start`, `text-delta`s and ends after `finish`; `keepalive` parts only reset
+ * the stall timeout (`stallTimeoutMs` can be a few keepalive intervals). A node's `error` part is
  * rethrown as its typed error; a lost part (gap in `seq`), a stream that ends without `finish` and an abort
  * each end the stream with a typed error too, so a caller never mistakes a partial answer for a whole one.
  */
@@ -80,6 +81,7 @@ export async function* streamAnswer(
         ended = true;
         throw rebuildWireError(part.error);
       }
+      if (part.type === "keepalive") continue;
       ended = part.type === "finish";
       if (ended) outcome = "ok";
       yield part;

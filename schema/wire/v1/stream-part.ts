@@ -56,6 +56,19 @@ export const finishPartSchema = z.object({
   timings: timingsSchema,
 });
 
+/**
+ * Sent by the node about once a second while the answer runs, text or not (a long prefill sends none), so the
+ * receiver's stall timeout can be a few seconds: a node that died is noticed by its silence, not by the answer's
+ * own deadline. Carries nothing; it is never shown.
+ */
+export const keepalivePartSchema = z.object({
+  ...partBase,
+  type: z.literal("keepalive"),
+});
+
+/** How often a node sends {@link keepalivePartSchema} parts; the edge's stall timeout is a few of these. */
+export const STREAM_KEEPALIVE_MS = 1_000;
+
 export const errorPartSchema = z.object({
   ...partBase,
   type: z.literal("error"),
@@ -67,6 +80,7 @@ export const streamPartSchema = z.discriminatedUnion("type", [
   textDeltaPartSchema,
   toolCallDeltaPartSchema,
   finishPartSchema,
+  keepalivePartSchema,
   errorPartSchema,
 ]);
 export type StreamPart = z.infer<typeof streamPartSchema>;
@@ -75,3 +89,4 @@ export type TextDeltaPart = z.infer<typeof textDeltaPartSchema>;
 export type ToolCallDeltaPart = z.infer<typeof toolCallDeltaPartSchema>;
 export type FinishPart = z.infer<typeof finishPartSchema>;
 export type ErrorPart = z.infer<typeof errorPartSchema>;
+export type KeepalivePart = z.infer<typeof keepalivePartSchema>;

@@ -36,6 +36,8 @@ export interface AppDeps {
   genuiComponents: GenuiComponentStore;
   /** MOL_GENUI_SANDBOX_ORIGIN: where component frames are served; unset on the local mesh (see genui-routes.ts). */
   genuiSandboxOrigin: string | undefined;
+  /** MOL_LAUNCH_ID (local launcher only): `/livez` echoes it as `x-mol-launch-id`. */
+  launchId?: string | undefined;
   /** Random id with a type prefix (`conv_…`). */
   newId(prefix: string): string;
   /** Where each request's log line goes; default: one JSON line on the console. */

@@ -7,7 +7,7 @@ import { readUsageAttribution } from "./read-usage-attribution.ts";
 
 export type StatelessTurnInput = Pick<
   StatelessTurnRequest,
-  "messages" | "forcedLabel" | "sampling" | "apiOrigin"
+  "messages" | "forcedLabel" | "sampling" | "apiOrigin" | "tools" | "constraint"
 > & {
   /** The request's `safety_identifier`, else its `user`: whose usage this is (see read-usage-attribution.ts). */
   endUser?: string | undefined;
@@ -51,5 +51,7 @@ export async function startStatelessTurn(
     ...(input.sampling === undefined ? {} : { sampling: input.sampling }),
     ...(input.apiOrigin === undefined ? {} : { apiOrigin: input.apiOrigin }),
     attribution: readUsageAttribution(c, input.endUser),
+    ...(input.tools === undefined || input.tools.length === 0 ? {} : { tools: input.tools }),
+    ...(input.constraint === undefined ? {} : { constraint: input.constraint }),
   });
 }

@@ -34,8 +34,11 @@ import { ensureEdgeTracing } from "./edge-tracing.ts";
 const DEFAULT_HOP_FIRST_PART_TIMEOUT_MS = 3_000;
 /** Per-attempt deadline of the one-message hops (route, summary) before they fail over. */
 const DEFAULT_HOP_REPLY_TIMEOUT_MS = 10_000;
-/** Silence between answer parts after which the node is taken as lost and the turn fails cleanly. */
-const DEFAULT_HOP_STALL_TIMEOUT_MS = 15_000;
+/**
+ * Silence between answer parts after which the node is taken as lost and another continues the answer: nodes send a
+ * keepalive part every second (`STREAM_KEEPALIVE_MS`), so three seconds of nothing is a dead or hung node.
+ */
+const DEFAULT_HOP_STALL_TIMEOUT_MS = 3_000;
 
 /**
  * One conversation, adapted to a Durable Object: its timeline in this object's SQLite, the webhook outbox and its
@@ -173,10 +176,9 @@ export class ConversationObject
     return { ...meta, metadata };
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
   async readTurn(turnId: string) {
-    await this.#turns.started(turnId);
-    const meta = this.#store.readMeta();
-    return meta ? storedTurns.readStoredTurn(this.#store, meta.id, turnId) : null;
+    return this.#turns.readTurn(turnId);
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub

@@ -52,6 +52,8 @@ export interface Env {
   MOL_WEBHOOK_TIMEOUT_MS?: string;
   /** The origin GenUI frames are served from (its own hostname); unset, loopback requests use genui-sandbox.localhost. */
   MOL_GENUI_SANDBOX_ORIGIN?: string;
+  /** Set by the local launcher per start, echoed by `/livez` so it knows the server on its port is the one it ran. */
+  MOL_LAUNCH_ID?: string;
   /** "debug" adds request bodies to the request log lines; anything else (the default) keeps message text out. */
   MOL_LOG_LEVEL?: string;
   /**

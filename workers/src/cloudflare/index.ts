@@ -53,6 +53,7 @@ function resolveDeps(env: unknown, request: { trace: HopTraceContext }): AppDeps
     webhookUrlPolicy: { allowLoopback: readWebhookSettings(bindings).allowLoopback },
     genuiComponents: createD1GenuiComponentStore(bindings.DB),
     genuiSandboxOrigin: bindings.MOL_GENUI_SANDBOX_ORIGIN || undefined,
+    launchId: bindings.MOL_LAUNCH_ID || undefined,
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,
     telemetry: createTelemetry(bindings),

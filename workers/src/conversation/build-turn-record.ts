@@ -22,8 +22,9 @@ export function buildTurnRecord(conversationId: string, events: readonly StoredT
     userItemId: buildItemId(user.turnId, "user"),
     assistantItemId: buildItemId(user.turnId, "assistant"),
     userText: user.text,
-    answerText: answer?.text ?? "",
+    answerText: answer?.toolCalls ? "" : (answer?.text ?? ""),
     ...(answer ? { finishReason: answer.finishReason } : {}),
+    ...(answer?.toolCalls ? { toolCalls: answer.toolCalls } : {}),
     ...(failed ? { error: { code: failed.code, message: failed.message } } : {}),
     ...(cancelled ? { error: { code: "cancelled" as const, message: cancelled.reason } } : {}),
     mol: buildMol(user, route, answer, found),
@@ -69,6 +70,7 @@ function buildMol(
       routeNodeMs: route?.router?.nodeTimings.totalMs,
       answerNodeMs: answer?.hop.nodeTimings.totalMs,
       summaryNodeMs: summary?.hop.nodeTimings.totalMs,
+      summaryWaitMs: route?.summaryWaitMs,
     }),
     placement: definedOnly({
       route: route?.router?.placement,
@@ -80,6 +82,7 @@ function buildMol(
       answer: answer?.hop.usage,
       summary: summary?.hop.usage,
     }),
+    ...(answer?.takeovers ? { takeovers: answer.takeovers } : {}),
     summary: summary
       ? { status: "ready", text: summary.text }
       : found.summary_failed

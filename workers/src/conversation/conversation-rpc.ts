@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { samplingSchema } from "../../../schema/wire/v1/index.ts";
+import { outputConstraintSchema, samplingSchema } from "../../../schema/wire/v1/index.ts";
 import { responseEchoSchema, type StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import type { ConversationMeta } from "./conversation-store.ts";
 import type { TurnRecord } from "./turn-record.ts";
@@ -35,6 +35,22 @@ export const usageAttributionSchema = z.object({
   endUser: z.string().max(256).optional(),
 });
 export type UsageAttribution = z.infer<typeof usageAttributionSchema>;
+/**
+ * Function tools and structured output for one turn: the tools the specialist's view shows (a change from the
+ * ones it last showed appends `tools_changed`), and the constraint its answer is decoded under.
+ */
+const turnOutputFields = {
+  tools: z
+    .array(
+      z.object({
+        name: z.string(),
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()),
+      }),
+    )
+    .optional(),
+  constraint: outputConstraintSchema.optional(),
+};
 
 /** A turn of a stored conversation, as the Worker sends it to the conversation's object. */
 export const startTurnRequestSchema = z.object({
@@ -58,6 +74,9 @@ export const startTurnRequestSchema = z.object({
   /** What `GET /v1/responses/{id}` echoes. */
   response: responseEchoSchema.optional(),
   attribution: usageAttributionSchema.optional(),
+  ...turnOutputFields,
+  /** `function_call_output` call ids the input itself did not make: an earlier turn here must have. */
+  outsideCallIds: z.array(z.object({ callId: z.string(), index: z.int().nonnegative() })).optional(),
 });
 export type StartTurnRequest = z.infer<typeof startTurnRequestSchema>;
 
@@ -77,6 +96,7 @@ export const statelessTurnRequestSchema = z.object({
   sampling: samplingOverridesSchema.optional(),
   apiOrigin: z.url().optional(),
   attribution: usageAttributionSchema.optional(),
+  ...turnOutputFields,
 });
 export type StatelessTurnRequest = z.infer<typeof statelessTurnRequestSchema>;
 

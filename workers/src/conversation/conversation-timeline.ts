@@ -8,6 +8,7 @@ import {
 import { applyEventToViews } from "../views/views-reducer.ts";
 import { renderAnswerPrompt, renderRoutePrompt, renderSummaryPrompt } from "../views/render-prompts.ts";
 import type { ConversationStore } from "./conversation-store.ts";
+import type { ViewTool } from "../../../schema/harness/tools-block.ts";
 import type { Timeline } from "./timeline.ts";
 
 /** Events read per page when views must be rebuilt (first load, or a new harness document). */
@@ -16,7 +17,8 @@ const REBUILD_PAGE_EVENTS = 500;
 /**
  * The timeline plus its per-adapter views, kept in step: every append updates the views incrementally and
  * stores them, so a turn's cost does not grow with the conversation's length. Views are rebuilt from the whole
- * timeline only when the harness document changed.
+ * timeline only when the harness document changed. Two instances may share a store (a turn's summary lands while
+ * the next turn runs): each catches up on the other's events before it appends or renders.
  */
 export class ConversationTimeline implements Timeline {
   readonly #store: ConversationStore;
@@ -43,6 +45,7 @@ export class ConversationTimeline implements Timeline {
   }
 
   append(...events: TimelineEvent[]): StoredTimelineEvent[] {
+    this.#catchUp();
     const stored = this.#store.append(events);
     for (const event of stored) this.#views = applyEventToViews(this.#views, event, this.#harness);
     this.#throughSeq = stored.at(-1)?.seq ?? this.#throughSeq;
@@ -58,16 +61,26 @@ export class ConversationTimeline implements Timeline {
     return this.#store.readTurn(turnId);
   }
 
-  routePrompt(): string {
-    return renderRoutePrompt(this.#views, this.#harness);
+  routePrompt(next: readonly TimelineEvent[] = []): string {
+    this.#catchUp();
+    // The reducer is pure: applying `next` to the views in hand appends nothing to the stored ones.
+    const views = next.reduce((v, event) => applyEventToViews(v, event, this.#harness), this.#views);
+    return renderRoutePrompt(views, this.#harness);
   }
 
   answerPrompt(label: string): string {
+    this.#catchUp();
     return renderAnswerPrompt(this.#views, label, this.#harness);
   }
 
   summaryPrompt(label: string): string {
+    this.#catchUp();
     return renderSummaryPrompt(this.#views, label, this.#harness);
+  }
+
+  shownTools(): ViewTool[] | undefined {
+    const [last] = this.#store.listEvents({ types: ["tools_changed"], order: "desc", limit: 1 });
+    return last?.type === "tools_changed" ? last.tools : undefined;
   }
 
   /** The specialist that answered the most recent answered turn, if any. */
@@ -113,4 +126,14 @@ export class ConversationTimeline implements Timeline {
       });
     }
   }
+}
+
+/** How far back a `function_call_output` may answer a call: the most recent answers of the conversation. */
+const CALL_LOOKBACK_ANSWERS = 1000;
+
+/** Whether a recent answer of this conversation made the call `callId` (a `function_call_output` answers one). */
+export function hasToolCall(store: ConversationStore, callId: string): boolean {
+  return store
+    .listEvents({ types: ["answer"], order: "desc", limit: CALL_LOOKBACK_ANSWERS })
+    .some((event) => event.type === "answer" && event.toolCalls?.some((call) => call.id === callId) === true);
 }

@@ -4,9 +4,10 @@ import { createPartStream } from "../lib/create-part-stream.ts";
 import { PartBroadcast } from "../lib/part-broadcast.ts";
 import { TurnQueue } from "../lib/turn-queue.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
-import { ConversationTimeline } from "./conversation-timeline.ts";
-import type { StartTurnRequest, StartTurnResult, TurnRefusal } from "./conversation-rpc.ts";
+import { ConversationTimeline, hasToolCall } from "./conversation-timeline.ts";
+import type { StartTurnRequest, StartTurnResult, StoredTurn, TurnRefusal } from "./conversation-rpc.ts";
 import type { ConversationStore } from "./conversation-store.ts";
+import { SummarySchedule } from "./summary-schedule.ts";
 import { readItem, readLatestTurnId, readStoredTurn, readTombstones } from "./stored-turns.ts";
 import {
   CANCELLED_BY_DISCONNECT,
@@ -29,12 +30,13 @@ const KEPT_BROADCASTS = 8;
 export class ConversationTurns {
   readonly #deps: TurnLoopDeps & { store: ConversationStore; outbox: TurnOutbox };
   readonly #queue = new TurnQueue();
+  readonly #summaries = new SummarySchedule();
   readonly #cancels = new Map<string, AbortController>();
   /** Settles when the turn's answer is decided (its client stream has ended); summary and charge may follow. */
   readonly #answered = new Map<string, Promise<void>>();
-  /** Resolves once a turn's user message is in the timeline (its first part went out), or it ended. */
-  readonly #started = new Map<string, Promise<void>>();
   readonly #broadcasts = new Map<string, PartBroadcast<TurnStreamPart>>();
+  /** Started turns as they will read once their user line is stored (it waits for the route, see turn-loop.ts). */
+  readonly #pending = new Map<string, StoredTurn>();
   /** The latest turn including queued ones (the timeline only has it once its turn runs). */
   #claimedLatest: string | undefined;
 
@@ -89,49 +91,55 @@ export class ConversationTurns {
     const broadcast = this.#keepBroadcast(id);
     const cancel = new AbortController();
     this.#cancels.set(id, cancel);
+    this.#pending.set(id, pendingTurn(meta.id, id, request, this.#deps.now()));
     let answered = (): void => undefined;
     this.#answered.set(id, new Promise<void>((resolve) => (answered = resolve)));
-    let started = (): void => undefined;
-    this.#started.set(id, new Promise<void>((resolve) => (started = resolve)));
     const client: TurnClient = {
       signal: stream.signal,
       push: (part) => {
-        started();
         stream.push(part);
         broadcast.push(part);
       },
       close: () => {
-        started();
         stream.close();
         broadcast.close();
         answered();
       },
     };
-    void this.#queue.run(async () => {
-      try {
-        // The harness follows what the fleet serves (chat format, context); a new one rebuilds the views.
-        const deps = await resolveTurnDeps(this.#deps);
-        const { harnessHash } = deps;
-        const timeline = new ConversationTimeline(store, deps.harness, harnessHash);
-        await runTurnLoop(deps, {
-          ...request,
-          tenantId: meta.tenantId,
-          conversationId: meta.id,
-          turnId: id,
-          harnessHash,
-          timeline,
-          opening: readOpening(store, id, request),
-          outbox: { meta, outbox: this.#deps.outbox },
-          client,
-          cancel: cancel.signal,
-        });
-      } finally {
-        this.#cancels.delete(id);
-        this.#answered.delete(id);
-        this.#started.delete(id);
-        client.close();
-      }
-    });
+    // The queue holds the turn until `release` (the answer is stored), not through its summary.
+    void this.#queue.run(
+      () =>
+        new Promise<void>((release) => {
+          void (async () => {
+            try {
+              // The harness follows what the fleet serves (chat format, context); a new one rebuilds the views.
+              const deps = await resolveTurnDeps(this.#deps);
+              const { harnessHash } = deps;
+              const timeline = new ConversationTimeline(store, deps.harness, harnessHash);
+              await runTurnLoop(deps, {
+                ...request,
+                tenantId: meta.tenantId,
+                conversationId: meta.id,
+                turnId: id,
+                harnessHash,
+                timeline,
+                opening: readOpening(store, id, request),
+                outbox: { meta, outbox: this.#deps.outbox },
+                client,
+                cancel: cancel.signal,
+                summaries: this.#summaries,
+                release,
+              });
+            } finally {
+              this.#cancels.delete(id);
+              this.#pending.delete(id);
+              this.#answered.delete(id);
+              client.close();
+              release();
+            }
+          })().catch(() => undefined);
+        }),
+    );
     return { ok: true, stream: stream.stream };
   }
 
@@ -152,18 +160,16 @@ export class ConversationTurns {
     return { ok: true, turnId: (key && this.#deps.store.readIdempotency(key)?.turnId) || turnId };
   }
 
-  /**
-   * Resolves once a turn this object accepted is readable from the timeline; at once for any other. A background
-   * turn is answered `queued` before its user message is appended (the harness is resolved first), so a read
-   * or cancel that follows at once waits for it here instead of finding nothing.
-   */
-  async started(turnId: string): Promise<void> {
-    await this.#started.get(turnId);
-  }
-
   /** Resolves once the turn's answer is decided (answered, failed or cancelled); at once for one not running. */
   async settled(turnId: string): Promise<void> {
     await this.#answered.get(turnId);
+  }
+
+  /** A stored turn, or one started here whose user line is not stored yet (`in_progress`); null for neither. */
+  readTurn(turnId: string): StoredTurn | null {
+    const meta = this.#deps.store.readMeta();
+    if (!meta) return null;
+    return readStoredTurn(this.#deps.store, meta.id, turnId) ?? this.#pending.get(turnId) ?? null;
   }
 
   /** Aborts a running or queued turn; false when it is not running here. */
@@ -187,9 +193,12 @@ export class ConversationTurns {
     return { ok: true, stream: streamParts(replayTurnParts(stored.turn)) };
   }
 
-  /** Runs `task` once the running and queued turns are done (so no event lands after a delete, say). */
+  /** Runs `task` once the running and queued turns and their summaries are done (so no event lands after a delete). */
   afterTurns<T>(task: () => Promise<T>): Promise<T> {
-    return this.#queue.run(task);
+    return this.#queue.run(async () => {
+      await this.#summaries.idle();
+      return task();
+    });
   }
 
   #checkReferences(request: StartTurnRequest): StartTurnResult | undefined {
@@ -212,6 +221,17 @@ export class ConversationTurns {
       if (!meta || !readItem(store, meta.id, itemId))
         return refuse(404, "item_not_found", `No item found with id '${itemId}'.`, "input");
     }
+    const calls = request.outsideCallIds ?? [];
+    if (calls.length > 0) {
+      const unknown = calls.find(({ callId }) => !hasToolCall(store, callId));
+      if (unknown)
+        return refuse(
+          400,
+          "invalid_value",
+          `No tool call found for function call output with call_id ${unknown.callId}.`,
+          `input[${unknown.index}].call_id`,
+        );
+    }
     return undefined;
   }
 
@@ -224,6 +244,29 @@ export class ConversationTurns {
     }
     return broadcast;
   }
+}
+
+function pendingTurn(
+  conversationId: string,
+  turnId: string,
+  request: StartTurnRequest,
+  now: number,
+): StoredTurn {
+  const userMessage = {
+    type: "user_message",
+    turnId,
+    text: request.text,
+    harnessHash: "",
+    ...(request.response ? { response: request.response } : {}),
+    seq: 0,
+    createdAt: now,
+  } as const;
+  return {
+    turn: buildTurnRecord(conversationId, [userMessage]),
+    deleted: false,
+    context: request.context ?? [],
+    ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
+  };
 }
 
 /** Instructions (when they changed since the last ones) and an item array's earlier messages. */

@@ -26,6 +26,17 @@ export function parseContextItemId(itemId: string): { turnId: string; index: num
   return { turnId: `turn_${match[1]}`, index: Number(match[2]) };
 }
 
+/** The `function_call` output items of an answer that made calls, numbered by call. */
+export function buildFunctionCallItemId(turnId: string, index: number): string {
+  return `fc_${turnId.replace(/^turn_/, "")}_${index}`;
+}
+
+export function parseFunctionCallItemId(itemId: string): { turnId: string; index: number } | undefined {
+  const match = /^fc_([A-Za-z0-9]{1,64})_([0-9]{1,3})$/.exec(itemId);
+  if (!match?.[1] || match[2] === undefined) return undefined;
+  return { turnId: `turn_${match[1]}`, index: Number(match[2]) };
+}
+
 export function buildResponseId(turnId: string): string {
   return `resp_${turnId.replace(/^turn_/, "")}`;
 }

@@ -28,6 +28,8 @@ export interface PlaceHopQuestion {
   adapter: string;
   conversationId: string;
   lastNodeId?: string | undefined;
+  /** Features the node must advertise (an answer under an output constraint, see node-status `features`). */
+  requires?: readonly string[] | undefined;
   /** Whether a failure may be retried elsewhere (e.g. only before any answer text reached the client). */
   canRetry: (error: unknown) => boolean;
 }
@@ -50,6 +52,7 @@ export async function placeHop<T>(
       conversationId: q.conversationId,
       ...(q.lastNodeId ? { lastNodeId: q.lastNodeId } : {}),
       exclude: failed,
+      ...(q.requires && q.requires.length > 0 ? { requires: q.requires } : {}),
     });
     const subject = choice.nodeId
       ? buildNodeHopSubject(choice.nodeId, q.hop, q.placement.subjectPrefix)

@@ -11,10 +11,21 @@ export function replayTurnParts(turn: TurnRecord): AsyncIterable<TurnStreamPart>
     status: "in_progress",
     answerText: "",
     finishReason: undefined,
+    toolCalls: undefined,
     error: undefined,
   };
   const parts: TurnStreamPart[] = [{ type: "turn-start", turn: opening }];
   if (turn.answerText !== "") parts.push({ type: "text-delta", delta: turn.answerText });
+  // Each call in one delta, as its text is in one.
+  (turn.toolCalls ?? []).forEach((call, index) =>
+    parts.push({
+      type: "tool-call-delta",
+      index,
+      id: call.id,
+      name: call.name,
+      argumentsDelta: call.arguments,
+    }),
+  );
   if (turn.status === "completed") parts.push({ type: "turn-finish", turn });
   else {
     const error = turn.error ?? {

@@ -2,7 +2,7 @@ import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { StoredItem, StoredTurn } from "./conversation-rpc.ts";
 import type { ConversationStore } from "./conversation-store.ts";
-import { buildContextItemId, parseContextItemId, parseItemId } from "./item-id.ts";
+import { buildContextItemId, parseContextItemId, parseFunctionCallItemId, parseItemId } from "./item-id.ts";
 
 /** More tombstones than this in one conversation are not looked at (a bound, not a expected size). */
 const MAX_TOMBSTONES = 10_000;
@@ -52,16 +52,26 @@ export function readLatestTurnId(store: ConversationStore): string | undefined {
   return store.listEvents({ types: ["user_message"], order: "desc", limit: 1 })[0]?.turnId;
 }
 
-/** The timeline up to the end of `turnId` (its summary included): what a fork from that response starts with. */
+/**
+ * The timeline up to the end of `turnId` (its summary included): what a fork from that response starts with. The
+ * summary may land after the next turn began (it runs off that turn's critical path): later turns' events in
+ * between are left out, so the fork's latest turn is `turnId`.
+ */
 export function exportThrough(store: ConversationStore, turnId: string): StoredTimelineEvent[] | null {
   const events = store.readTurn(turnId);
   const lastSeq = events.at(-1)?.seq;
-  if (lastSeq === undefined || readTombstones(store).responses.has(turnId)) return null;
+  const userSeq = events.find((event) => event.type === "user_message")?.seq;
+  if (lastSeq === undefined || userSeq === undefined || readTombstones(store).responses.has(turnId))
+    return null;
+  const known = new Set<string>();
   const out: StoredTimelineEvent[] = [];
   for (let after = 0; after < lastSeq;) {
     const page = store.readEventsAfter(after, 500).filter((event) => event.seq <= lastSeq);
     if (page.length === 0) break;
-    out.push(...page);
+    for (const event of page) {
+      if (event.seq <= userSeq) known.add(event.turnId);
+      if (event.seq <= userSeq || known.has(event.turnId)) out.push(event);
+    }
     after = page.at(-1)?.seq ?? lastSeq;
   }
   return out;
@@ -80,6 +90,12 @@ export function findItemEvent(store: ConversationStore, itemId: string): StoredT
   if (context) {
     const event = store.readTurn(context.turnId).find((e) => e.type === "context_messages");
     return event?.type === "context_messages" && context.index < event.messages.length ? event : undefined;
+  }
+  // A call item (an `item_reference` clients send back for a `function_call`) is its answer's.
+  const call = parseFunctionCallItemId(itemId);
+  if (call) {
+    const answer = store.readTurn(call.turnId).find((e) => e.type === "answer");
+    return answer?.type === "answer" && call.index < (answer.toolCalls?.length ?? 0) ? answer : undefined;
   }
   const parsed = parseItemId(itemId);
   const type = parsed?.role === "user" ? "user_message" : "answer";

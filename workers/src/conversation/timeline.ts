@@ -1,5 +1,6 @@
 import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
+import type { ViewTool } from "../../../schema/harness/tools-block.ts";
 import { renderChatMessagesPrompt } from "../views/render-prompts.ts";
 
 /**
@@ -11,7 +12,12 @@ import { renderChatMessagesPrompt } from "../views/render-prompts.ts";
 export interface Timeline {
   append(...events: TimelineEvent[]): StoredTimelineEvent[];
   readTurn(turnId: string): StoredTimelineEvent[];
-  routePrompt(): string;
+  /**
+   * The route prompt; with `next`, as it will be once those events (a turn's opening and user message) are
+   * appended (the router's view holds no summaries, so it is the same whether or not the previous turn's summary
+   * lands first).
+   */
+  routePrompt(next?: readonly TimelineEvent[]): string;
   answerPrompt(label: string): string;
   /** Absent where summaries are not kept (a stateless turn has no later turn to read them). */
   summaryPrompt?(label: string): string;
@@ -19,6 +25,11 @@ export interface Timeline {
   lastAnsweredLabel(): string | undefined;
   /** The node that last served `adapter` in this conversation (its KV is warm there). */
   lastNodeFor(adapter: string): string | undefined;
+  /**
+   * The tools the views show now (the last `tools_changed`); the turn loop appends a new one when the turn's
+   * differ. Absent where the prompt shows the request's tools itself (a stateless turn).
+   */
+  shownTools?(): ViewTool[] | undefined;
 }
 
 export interface ChatMessage {
@@ -34,6 +45,7 @@ export function createMessagesTimeline(
   messages: readonly ChatMessage[],
   harness: HarnessDocument,
   now: () => number,
+  tools: readonly ViewTool[] = [],
 ): Timeline {
   const events: StoredTimelineEvent[] = [];
   return {
@@ -48,7 +60,7 @@ export function createMessagesTimeline(
     },
     readTurn: (turnId) => events.filter((event) => event.turnId === turnId),
     routePrompt: () => renderChatMessagesPrompt(messages, "router", harness),
-    answerPrompt: (label) => renderChatMessagesPrompt(messages, label, harness),
+    answerPrompt: (label) => renderChatMessagesPrompt(messages, label, harness, tools),
     lastAnsweredLabel: () => undefined,
     lastNodeFor: () => undefined,
   };

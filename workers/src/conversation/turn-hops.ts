@@ -1,11 +1,17 @@
-import type { TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import type { AnswerTakeover, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import { stripSpecialSentinels } from "../../../schema/harness/chat-templates.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import {
+  DEFAULT_ANSWER_MAX_TOKENS,
   ProtocolError,
   WIRE_VERSION,
   toWireErrorPayload,
+  type NodeFeature,
+  type OutputConstraint,
   type StartPart,
+  type ToolCallDeltaPart,
 } from "../../../schema/wire/v1/index.ts";
+import { renderToolCallText } from "./tool-turn-text.ts";
 import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
 import type { SamplingOverrides } from "./conversation-rpc.ts";
 import { placeHop, type HopPlacement } from "./place-hop.ts";
@@ -138,20 +144,41 @@ export interface AnswerQuestion extends HopTarget {
   sampling?: SamplingOverrides | undefined;
   signal: AbortSignal;
   onDelta: (delta: string) => void;
+  /** What the answer is decoded under (tools, JSON); absent: free text. */
+  constraint?: OutputConstraint | undefined;
+  /** Each slice of a function call's arguments, under a `tools` constraint. */
+  onToolCallDelta?: (part: Pick<ToolCallDeltaPart, "index" | "id" | "name" | "argumentsDelta">) => void;
   /** Updated as the hop runs, and still telling after it threw. */
   progress: AnswerProgress;
 }
 
+/** The node features an answer under `constraint` needs (node-status `NODE_FEATURES`). */
+export function requiredFeatures(constraint: OutputConstraint | undefined): NodeFeature[] {
+  if (constraint === undefined) return [];
+  if (constraint.type !== "tools") return [`output:${constraint.type}`];
+  return constraint.choice === "auto" ? ["output:tools", "output:tools-auto"] : ["output:tools"];
+}
+
 /**
- * Streams the answer hop, forwarding each delta. Before any text reached the client, a node that is gone, full,
- * hung or broken is replaced by another (same turn id). Once text has streamed, a lost node fails the turn
- * cleanly instead: a second node would write a different answer, and the client has already shown the first.
+ * Streams the answer hop, forwarding each delta. A node that is gone, full, hung or broken is replaced by another
+ * (same turn id). Before any text reached the client the new node simply starts over; once text has streamed it
+ * continues the answer instead: its prompt is the answer prompt plus the text streamed so far (the prompt ends
+ * inside the assistant turn, so the model goes on from there), its token budget what is left of the answer's, and
+ * only its new text goes on to the client, which sees one uninterrupted answer. Each takeover is recorded.
  */
 export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<TimelineEventOf<"answer">> {
   const specialist = deps.harness.specialists[q.label];
   if (!specialist) throw new Error(`the harness has no specialist "${q.label}"`);
   const { progress } = q;
   const started = deps.now();
+  const sampling = { ...specialist.sampling, ...q.sampling };
+  /** The answer text so far, across nodes, and the deltas it came in (a token each, near enough). */
+  let streamed = "";
+  let streamedDeltas = 0;
+  let lastNode: string | undefined;
+  let callStarted = false;
+  const takeovers: AnswerTakeover[] = [];
+  let firstTokenAt: number | undefined;
   const { value, placement } = await placeHop(
     {
       placement: deps.placement,
@@ -159,12 +186,24 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       adapter: specialist.adapter,
       conversationId: q.placementKey ?? q.conversationId,
       lastNodeId: q.lastNodeId,
-      canRetry: () => progress.streamedChars === 0 && !q.signal.aborted,
+      requires: requiredFeatures(q.constraint),
+      canRetry: (error) => {
+        // The answer's own time budget spans every node: one that ran out of it is not continued elsewhere.
+        if (q.signal.aborted || deps.now() - started >= specialist.answerTimeoutMs) return false;
+        // A function call that began reaching the client, or constrained output (JSON, tools) with text out
+        // already, cannot be continued: the grammar would have to resume mid-way. Before any output, start over.
+        if (progress.streamedChars > 0 && (callStarted || q.constraint !== undefined)) return false;
+        if (streamed !== "" && lastNode) {
+          const { code } = toWireErrorPayload(error);
+          takeovers.push({ fromNode: lastNode, toNode: "", atChar: streamed.length, code });
+        }
+        return true;
+      },
     },
     async (subject, attempt) => {
-      let firstTokenAt: number | undefined;
       let start: StartPart | undefined;
       progress.nodeStarted = false;
+      const continuation = stripSpecialSentinels(streamed);
       const parts = deps.hops.answer(
         {
           version: WIRE_VERSION,
@@ -173,9 +212,13 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           conversationId: q.conversationId,
           turnId: q.turnId,
           adapter: specialist.adapter,
-          view: q.prompt,
-          sampling: { ...specialist.sampling, ...q.sampling },
-          timeoutMs: specialist.answerTimeoutMs,
+          view: q.prompt + continuation,
+          sampling: {
+            ...sampling,
+            maxTokens: Math.max(1, (sampling.maxTokens ?? DEFAULT_ANSWER_MAX_TOKENS) - streamedDeltas),
+          },
+          timeoutMs: Math.max(1, Math.round(specialist.answerTimeoutMs - (deps.now() - started))),
+          ...(q.constraint === undefined ? {} : { constraint: q.constraint }),
         },
         {
           subject,
@@ -187,34 +230,57 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       for await (const part of parts) {
         if (part.type === "start") {
           start = part;
+          lastNode = part.nodeId;
           progress.nodeStarted = true;
+          const takeover = takeovers.at(-1);
+          if (takeover?.toNode === "") takeover.toNode = part.nodeId;
         } else if (part.type === "text-delta") {
           firstTokenAt ??= deps.now();
+          streamed += part.delta;
+          streamedDeltas += 1;
           progress.streamedChars += part.delta.length;
           q.onDelta(part.delta);
-        } else if (part.type === "tool-call-delta" || part.finishReason === "tool_calls") {
+        } else if (
+          q.constraint?.type !== "tools" &&
+          (part.type === "tool-call-delta" || part.finishReason === "tool_calls")
+        ) {
           // This hop asks for no tools, so a node that sends a call is broken.
           throw new ProtocolError("answer stream carried a function call that was not asked for");
-        } else return { part: { ...part, finishReason: part.finishReason }, start, firstTokenAt };
+        } else if (part.type === "tool-call-delta") {
+          firstTokenAt ??= deps.now();
+          callStarted = true;
+          // Counted as streamed: once a call started reaching the client, another node may not redo it.
+          progress.streamedChars += part.argumentsDelta.length + 1;
+          const { index, id, name, argumentsDelta } = part;
+          q.onToolCallDelta?.({ index, id, name, argumentsDelta });
+        } else {
+          if (part.finishReason === "tool_calls" && part.toolCalls === undefined)
+            throw new ProtocolError("a tool_calls finish carried no calls");
+          return { part, start };
+        }
       }
       throw new ProtocolError("answer stream ended without a finish part");
     },
   );
   const ended = deps.now();
+  // A continuing node's own text is only what it added; the answer is everything the client was sent.
+  const text = takeovers.length > 0 ? streamed : value.part.text;
   return {
     type: "answer",
     turnId: q.turnId,
     adapter: specialist.adapter,
     revision: value.start?.revision ?? "unknown",
-    text: value.part.text,
+    text: value.part.toolCalls ? renderToolCallText(value.part.toolCalls) : text,
     finishReason: value.part.finishReason,
+    ...(value.part.toolCalls ? { toolCalls: value.part.toolCalls } : {}),
     hop: {
       nodeId: value.start?.nodeId ?? "unknown",
       usage: value.part.usage,
       nodeTimings: value.part.timings,
-      edgeTimings: { totalMs: ended - started, firstTokenMs: (value.firstTokenAt ?? ended) - started },
+      edgeTimings: { totalMs: ended - started, firstTokenMs: (firstTokenAt ?? ended) - started },
       placement,
     },
+    ...(takeovers.length > 0 ? { takeovers: takeovers.filter((t) => t.toNode !== "") } : {}),
   };
 }
 

@@ -2,27 +2,37 @@
  * The turn loop: one turn, stored (`/v1/responses`, conversations) or stateless (`/v1/chat/completions`), always in
  * this order:
  *
- * 1. user message — `user_message` appended to the timeline (after the turn's changed `instructions` and an item
- *    array's `context_messages`, if any).
- * 2. route — a forced label, else the router hop, else the fallback (the previous specialist, else the harness
- *    default) → `route_decision`; the client gets `turn-start`.
- * 3. streamed answer — the specialist's deltas go to the client as they come; the client's cancel (or a cancel
- *    by request, `POST /v1/responses/{id}/cancel`) aborts the hop.
+ * 1. route — a forced label, else the router hop on the router's view with this turn's user line (rendered as
+ *    it will be appended), else the fallback (the previous specialist, else the harness default).
+ * 2. user message — `user_message` (after the turn's changed `instructions` and an item array's
+ *    `context_messages`, if any; a turn whose function tools differ from the ones the views last showed has
+ *    `tools_changed` right after it, stored turns only: a stateless prompt shows the request's tools itself),
+ *    then `route_decision` (no await between); the client gets `turn-start`. A turn routed to another specialist
+ *    than the previous turn's first waits (bounded) for that turn's summary, so its view holds it in full; see
+ *    {@link SummarySchedule}.
+ * 3. streamed answer — the specialist's deltas (text, or function-call arguments under a `tools` constraint) go
+ *    to the client as they come; the client's cancel (or a cancel by request, `POST /v1/responses/{id}/cancel`)
+ *    aborts the hop. A node lost mid-stream is replaced by one that continues the answer from the text streamed
+ *    (`runAnswerHop`).
  * 4. append — `answer`, then for a genui answer its `genui_validation` (validated, stored when valid, see
  *    validate-genui-answer.ts; client gets `turn-finish`), or `turn_failed` (`turn-error`) or `turn_cancelled`;
  *    the client's stream ends here, so nothing below is on its critical path.
  * 5. webhook outbox — the turn's event (completed, or failed/cancelled) goes to the outbox.
  * 6. summary — stored turns with an answer only: the summary hop → `summary` | `summary_failed`, then its event.
+ *    It runs after the turn has left the conversation's queue: the next turn may already be routing.
  * 7. token charging — every hop's tokens against the tenant: the nodes' own figures, or for an answer that was
  *    cancelled or failed (the node never sent them) an estimate, see {@link measureTurnCharge}; and the same
  *    hops, per adapter, to the usage recorder under the turn's key and end user ({@link measureTurnUsage}).
  *
- * Stored turns of one conversation run one at a time (conversation-turns.ts), so the next turn's views already
- * hold this one's summary.
+ * Stored turns of one conversation run steps 1–5 one at a time (conversation-turns.ts). The summary of the
+ * previous turn reaches the other specialists' views in full only if it lands before the next turn's user line:
+ * a turn routed to the previous turn's own specialist does not wait for it (that specialist saw the whole
+ * answer), and a summary that lands later reaches only the compact forms of its turn.
  * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
  */
-import { toWireErrorPayload } from "../../../schema/wire/v1/index.ts";
-import type { TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import { toWireErrorPayload, type OutputConstraint } from "../../../schema/wire/v1/index.ts";
+import { toolsChanged, type ViewTool } from "../../../schema/harness/tools-block.ts";
+import type { TimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import {
@@ -35,6 +45,7 @@ import {
 import type { StartTurnRequest, StartTurnResult, StatelessTurnRequest } from "./conversation-rpc.ts";
 import type { ConversationMeta } from "./conversation-store.ts";
 import { createMessagesTimeline, type Timeline } from "./timeline.ts";
+import type { SummarySchedule } from "./summary-schedule.ts";
 import { decideRoute, runAnswerHop, summarizeTurn, type AnswerProgress, type HopDeps } from "./turn-hops.ts";
 import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
 import { validateGenuiAnswer, type GenuiAnswerDeps } from "./validate-genui-answer.ts";
@@ -77,10 +88,18 @@ export interface TurnJob {
   timeline: Timeline;
   /** Appended before the user message (changed instructions, an item array's earlier messages). */
   opening?: TimelineEvent[];
+  /** The turn's function tools: shown in the specialist's views (a change appends `tools_changed`). */
+  tools?: ViewTool[] | undefined;
+  /** What the answer is decoded under (tools, JSON schema, JSON object). */
+  constraint?: OutputConstraint | undefined;
   outbox?: { meta: ConversationMeta; outbox: TurnOutbox };
   client: TurnClient;
   /** `POST /v1/responses/{id}/cancel`: aborts like a disconnect, recorded as a cancel by request. */
   cancel?: AbortSignal;
+  /** The conversation's running summaries (stored turns); absent for a stateless turn. */
+  summaries?: SummarySchedule;
+  /** Lets the next turn of the conversation start: called once the answer is stored and its event emitted. */
+  release?: () => void;
 }
 
 /** Where a turn's parts go: the client's stream (whose cancel is `signal`), and any attached readers. */
@@ -115,7 +134,9 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
       apiOrigin: request.apiOrigin,
       attribution: request.attribution,
       harnessHash,
-      timeline: createMessagesTimeline(request.messages, deps.harness, deps.now),
+      timeline: createMessagesTimeline(request.messages, deps.harness, deps.now, request.tools),
+      tools: request.tools,
+      constraint: request.constraint,
       client,
     });
   })().catch(() => client.close());
@@ -139,23 +160,37 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
   let reported = false;
   try {
     const forced = job.forcedLabel ? { forcedLabel: job.forcedLabel } : {};
-    timeline.append(...(job.opening ?? []), {
-      type: "user_message",
-      turnId,
-      text: job.text,
-      harnessHash: job.harnessHash,
-      ...forced,
-      ...(job.response ? { response: job.response } : {}),
-    });
-    const decision = await decideRoute(deps, {
+    // Right after the user message, so the block ends the turn's opening in every specialist's view.
+    const shownTools = timeline.shownTools?.();
+    const toolsEvent: TimelineEventOf<"tools_changed">[] =
+      timeline.shownTools && toolsChanged(shownTools, job.tools ?? [])
+        ? [{ type: "tools_changed", turnId, tools: job.tools ?? [] }]
+        : [];
+    const incoming = [
+      ...(job.opening ?? []),
+      {
+        type: "user_message",
+        turnId,
+        text: job.text,
+        harnessHash: job.harnessHash,
+        ...forced,
+        ...(job.response ? { response: job.response } : {}),
+      } satisfies TimelineEventOf<"user_message">,
+      ...toolsEvent,
+    ];
+    const routed = await decideRoute(deps, {
       conversationId,
       placementKey,
       turnId,
-      prompt: timeline.routePrompt(),
+      prompt: timeline.routePrompt(incoming),
       ...forced,
       previousLabel: timeline.lastAnsweredLabel(),
       lastNodeId: timeline.lastNodeFor(harness.router.adapter),
     });
+    const summaryWaitMs = job.summaries && (await waitForSummary(deps, job.summaries, routed.label));
+    const decision = summaryWaitMs === undefined ? routed : { ...routed, summaryWaitMs };
+    timeline.append(...incoming);
+    job.summaries?.clear();
     timeline.append(decision);
     client.push({ type: "turn-start", turn: record() });
 
@@ -175,6 +210,8 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
         signal,
         progress,
         onDelta: (delta) => client.push({ type: "text-delta", delta }),
+        constraint: job.constraint,
+        onToolCallDelta: (part) => client.push({ type: "tool-call-delta", ...part }),
       });
       timeline.append(answer);
       answered = true;
@@ -218,14 +255,19 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     const summaryPrompt = timeline.summaryPrompt?.bind(timeline);
     if (answered && summaryPrompt) {
       const adapter = harness.specialists[label]?.adapter ?? label;
-      const summary = await summarizeTurn(deps, {
+      // Started (its prompt read) before the next turn may append anything, then awaited outside the queue.
+      const summarized = summarizeTurn(deps, {
         conversationId,
         turnId,
         label,
         prompt: () => summaryPrompt(label),
         lastNodeId: timeline.lastNodeFor(adapter),
+      }).then((summary) => {
+        if (summary) timeline.append(summary);
       });
-      if (summary) timeline.append(summary);
+      job.summaries?.add(turnId, adapter, summarized);
+      job.release?.();
+      await summarized;
       await emitEvent(job, record(), "summary");
     }
   } catch (error) {
@@ -244,6 +286,24 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     const usage = turn && measureTurnUsage(turn, partial, { ...job, routerAdapter: harness.router.adapter });
     if (usage && usage.hops.length > 0 && deps.usage) await deps.usage.record(usage).catch(() => undefined);
   }
+}
+
+/**
+ * Waits for the previous turn's summary when `label`'s specialist would see it, at most that summary hop's own
+ * bound (its harness timeout, capped by the reply deadline, per attempt): the ms waited.
+ */
+async function waitForSummary(
+  deps: TurnLoopDeps,
+  summaries: SummarySchedule,
+  label: string,
+): Promise<number | undefined> {
+  const specialist = deps.harness.specialists[label];
+  const adapter = specialist?.adapter ?? label;
+  const limitMs = Math.min(
+    specialist?.summary.timeoutMs ?? deps.hopTimeouts.replyMs,
+    deps.hopTimeouts.replyMs,
+  );
+  return summaries.waitFor(adapter, limitMs, deps.now);
 }
 
 /** An outbox failure must not stop the summary or the charge; the outbox's own retry covers delivery. */

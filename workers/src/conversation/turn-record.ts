@@ -1,5 +1,5 @@
 import type { TurnMol } from "../../../schema/api/mol.ts";
-import type { WireErrorCode } from "../../../schema/wire/v1/index.ts";
+import type { ToolCall, WireErrorCode } from "../../../schema/wire/v1/index.ts";
 import type { ResponseEcho } from "../../../schema/db/timeline-event.ts";
 
 /** The MoL facts of one turn: the extra `mol` object on responses and assistant items (schema/api/mol.ts). */
@@ -20,7 +20,9 @@ export interface TurnRecord {
   userText: string;
   /** The answer so far (complete when status = completed). */
   answerText: string;
-  finishReason?: "stop" | "length" | undefined;
+  finishReason?: "stop" | "length" | "tool_calls" | undefined;
+  /** The function calls the answer made (finishReason `tool_calls`); `answerText` is then empty. */
+  toolCalls?: ToolCall[] | undefined;
   error?: { code: WireErrorCode | "cancelled"; message: string } | undefined;
   mol: TurnMol;
   /** What the `POST /v1/responses` asked for, when a response started the turn. */
@@ -32,5 +34,7 @@ export type TurnStreamPart =
   /** The route decision is made; the answer is about to stream. */
   | { type: "turn-start"; turn: TurnRecord }
   | { type: "text-delta"; delta: string }
+  /** A slice of call `index`'s arguments; `id` and `name` repeat on each. */
+  | { type: "tool-call-delta"; index: number; id: string; name: string; argumentsDelta: string }
   | { type: "turn-finish"; turn: TurnRecord }
   | { type: "turn-error"; turn: TurnRecord; error: { code: WireErrorCode; message: string } };

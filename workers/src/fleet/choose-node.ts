@@ -26,6 +26,11 @@ export interface PlacementQuestion {
   lastNodeId?: string;
   /** Nodes that already failed this hop. */
   exclude?: ReadonlySet<string>;
+  /**
+   * Features the hop needs (`output:tools`, …): nodes that do not list them are passed over, since a node
+   * refuses a constraint it cannot honour rather than answer unconstrained.
+   */
+  requires?: readonly string[];
 }
 
 /**
@@ -35,7 +40,10 @@ export interface PlacementQuestion {
  */
 export function chooseNode(q: PlacementQuestion): PlacementChoice {
   const candidates = q.nodes.filter(
-    (n) => !q.exclude?.has(n.nodeId) && n.adapters.some((a) => a.id === q.adapter),
+    (n) =>
+      !q.exclude?.has(n.nodeId) &&
+      n.adapters.some((a) => a.id === q.adapter) &&
+      (q.requires ?? []).every((feature) => n.features.includes(feature)),
   );
   if (candidates.length === 0) return { reason: "queue-group" };
   const warm =

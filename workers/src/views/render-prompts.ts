@@ -6,6 +6,7 @@ import {
   renderSystemLine,
   renderUserLine,
 } from "../../../schema/harness/render-view-lines.ts";
+import { renderToolsBlock, type ViewTool } from "../../../schema/harness/tools-block.ts";
 import { clipMiddleWithMark, cleanConversationText, countUtf8Bytes } from "../../../schema/harness/utf8.ts";
 import {
   ViewBudgetError,
@@ -57,13 +58,15 @@ export interface ChatPromptMessage {
  * user message (head and tail around the clipped mark): the client system messages share
  * `readMaxUserMessageBytes` between them, a user message gets all of it, an assistant message the specialist's
  * `answerViewMaxBytes`. Throws ViewBudgetError only when so many system messages are sent that their lines
- * alone pass the budget (a caller error).
+ * alone pass the budget (a caller error). `tools` (a specialist's prompt only) go in as the tools block right
+ * after the first user message: a client resending a growing history with the same tools keeps one prefix.
  */
 export function renderChatMessagesPrompt(
   messages: readonly ChatPromptMessage[],
   /** `"router"` or a specialist's label. */
   target: string,
   harness: HarnessDocument,
+  tools: readonly ViewTool[] = [],
 ): string {
   const { router, templates, compaction } = harness;
   const isRouter = target === "router" || target === router.adapter;
@@ -94,6 +97,7 @@ export function renderChatMessagesPrompt(
   const userChars = isRouter ? router.maxUserMessageChars : null;
   const compactChars = Math.min(userChars ?? Infinity, compaction.compactUserMessageChars);
   let awaitingAnswer = false;
+  let toolsShown = false;
   messages.forEach((message, index) => {
     const turnId = `m${index}`;
     if (message.role === "user") {
@@ -104,6 +108,13 @@ export function renderChatMessagesPrompt(
       };
       view = startViewTurn(view, turnId, lines, roomBytes, compaction);
       awaitingAnswer = true;
+      if (!isRouter && tools.length > 0 && !toolsShown) {
+        const block = renderToolsBlock(harness, tools);
+        // Clipped as the reducer clips it, leaving the turn's reserve to the answer.
+        const limitBytes = measureViewRoomBytes(view, harness).roomBytes + countUtf8Bytes(view.header);
+        view = appendToViewTurn(view, turnId, { full: block, compact: block }, limitBytes);
+        toolsShown = true;
+      }
     } else if (message.role === "assistant" && !isRouter) {
       // An assistant message with no user message before it gets a turn of its own.
       if (!awaitingAnswer)

@@ -37,6 +37,12 @@ export interface LlamaEngineOptions {
   contextSize: number;
   /** KV slots (sequences) per adapter context: how many conversations stay warm per adapter. */
   slotsPerAdapter: number;
+  /**
+   * Extra sequences per adapter context for summary hops (default: `slotsPerAdapter`, so each warm conversation
+   * keeps a warm summary slot too); 0 runs summaries on the conversation's own slot, where the next turn's
+   * answer waits for them. Each costs `contextSize` tokens of KV, see {@link AdapterRuntime}.
+   */
+  summarySlotsPerAdapter?: number | undefined;
   /** Requests that may wait for a busy slot of one adapter before `overloaded`. */
   maxWaitingPerAdapter: number;
   gpu?: false | "auto";
@@ -51,10 +57,21 @@ interface LlamaSlot {
   tokens: SlotTokens;
 }
 
+/**
+ * The summary slots exist because node-llama-cpp 3.21.1 cannot copy KV between sequences (no
+ * `llama_memory_seq_cp` binding; a state round trip through a file would copy the whole view every turn). So a
+ * summary is evaluated on a sequence of its own, bound to its conversation like the answer slots: it reuses the
+ * prefix of that conversation's previous summary prompt and evaluates the rest (the last turn's user line and
+ * answer, then the instruction) once more. The price: `contextSize` tokens of KV per summary slot, and that
+ * re-evaluation, batched by llama.cpp with whatever the answer slots decode meanwhile.
+ */
 interface AdapterRuntime {
   info: EngineAdapterInfo;
   context: LlamaContext;
+  /** Routes and answers: the slot a conversation's next view reuses. */
   pool: SlotPool<LlamaSlot>;
+  /** Summary hops, when the node has summary slots; else they share `pool`. */
+  summaries: SlotPool<LlamaSlot> | undefined;
 }
 
 /**
@@ -72,6 +89,8 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   const baseRevision = await options.fingerprintFile(options.baseModelPath);
   const runtimes = new Map<AdapterId, AdapterRuntime>();
   const failedAdapters: Array<{ id: AdapterId; reason: string }> = [];
+  const summarySlots = options.summarySlotsPerAdapter ?? options.slotsPerAdapter;
+  const pooled = { maxWaiting: options.maxWaitingPerAdapter };
   try {
     for (const adapter of options.adapters) {
       // A LoRA that does not load (corrupt, wrong base) takes only its adapter out, not the node: l0 failing
@@ -79,7 +98,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       const context = await model
         .createContext({
           contextSize: options.contextSize,
-          sequences: options.slotsPerAdapter,
+          sequences: options.slotsPerAdapter + summarySlots,
           threads: { ideal: options.threads, min: 1 },
           ...(adapter.loraPath === undefined
             ? {}
@@ -94,10 +113,8 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
           return undefined;
         });
       if (context === undefined) continue;
-      const slots = Array.from({ length: options.slotsPerAdapter }, () => ({
-        sequence: context.getSequence(),
-        tokens: new SlotTokens(),
-      }));
+      const slots = (count: number): LlamaSlot[] =>
+        Array.from({ length: count }, () => ({ sequence: context.getSequence(), tokens: new SlotTokens() }));
       runtimes.set(adapter.id, {
         info: {
           id: adapter.id,
@@ -105,7 +122,8 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
           lora: adapter.loraPath !== undefined,
         },
         context,
-        pool: new SlotPool(slots, { maxWaiting: options.maxWaitingPerAdapter }),
+        pool: new SlotPool(slots(options.slotsPerAdapter), pooled),
+        summaries: summarySlots > 0 ? new SlotPool(slots(summarySlots), pooled) : undefined,
       });
     }
   } catch (error) {
@@ -134,7 +152,8 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       const constraint = request.constraint;
       const grammar = constraint && constraint.type !== "choice" ? await grammarFor(constraint) : undefined;
       const queuedAt = options.now();
-      const lease = await runtime.pool.acquire(request.conversationId, request.signal);
+      const pool = (request.lane === "summary" ? runtime.summaries : undefined) ?? runtime.pool;
+      const lease = await pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
       try {
         const result =

@@ -1,3 +1,4 @@
+import type { ToolCall } from "../../../../schema/wire/v1/index.ts";
 import type { TurnMol, TurnRecord } from "../../conversation/turn-record.ts";
 import { formatMol, readModelName } from "./format-mol.ts";
 import { sumCriticalPathUsage } from "./sum-critical-path-usage.ts";
@@ -20,13 +21,34 @@ export interface ChatCompletionObject {
   choices: [
     {
       index: 0;
-      message: { role: "assistant"; content: string; refusal: null; annotations: never[] };
-      finish_reason: "stop" | "length";
+      message: {
+        role: "assistant";
+        /** Null when the answer is function calls, as OpenAI sends it. */
+        content: string | null;
+        refusal: null;
+        annotations: never[];
+        tool_calls?: ChatToolCallObject[];
+      };
+      finish_reason: "stop" | "length" | "tool_calls";
       logprobs: null;
     },
   ];
   usage: ChatUsageObject;
   mol: TurnMol;
+}
+
+export interface ChatToolCallObject {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export function formatChatToolCalls(calls: readonly ToolCall[]): ChatToolCallObject[] {
+  return calls.map((call) => ({
+    id: call.id,
+    type: "function",
+    function: { name: call.name, arguments: call.arguments },
+  }));
 }
 
 export interface ChatCompletionFormatOptions {
@@ -71,7 +93,15 @@ export function formatChatCompletion(
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: turn.answerText, refusal: null, annotations: [] },
+        message: turn.toolCalls
+          ? {
+              role: "assistant",
+              content: null,
+              refusal: null,
+              annotations: [],
+              tool_calls: formatChatToolCalls(turn.toolCalls),
+            }
+          : { role: "assistant", content: turn.answerText, refusal: null, annotations: [] },
         finish_reason: turn.finishReason ?? "stop",
         logprobs: null,
       },

@@ -1,3 +1,4 @@
+import { buildFunctionCallItemId } from "../../conversation/item-id.ts";
 import type { TurnMol, TurnRecord } from "../../conversation/turn-record.ts";
 import { mapTurnErrorToApiError, toPublicError, type PublicError } from "../errors/api-error.ts";
 import {
@@ -19,6 +20,39 @@ export interface ResponseOutputMessage {
   content: OutputTextPart[];
 }
 
+/** A function call the answer made, as OpenAI's `function_call` output item. */
+export interface ResponseFunctionCallItem {
+  type: "function_call";
+  id: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: ItemStatus;
+}
+
+export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionCallItem;
+
+/** A function tool as the response echoes it (OpenAI fills `description` and `strict`). */
+export interface ResponseToolObject {
+  type: "function";
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  strict: boolean;
+}
+
+export type ResponseToolChoiceObject = "none" | "auto" | "required" | { type: "function"; name: string };
+export type ResponseTextFormatObject =
+  | { type: "text" }
+  | { type: "json_object" }
+  | {
+      type: "json_schema";
+      name: string;
+      schema: Record<string, unknown>;
+      description?: string;
+      strict: boolean;
+    };
+
 export interface ResponseUsageObject {
   input_tokens: number;
   input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
@@ -34,7 +68,7 @@ export interface ResponseObject {
   created_at: number;
   status: ResponseStatus;
   model: string;
-  output: ResponseOutputMessage[];
+  output: ResponseOutputItem[];
   usage: ResponseUsageObject | null;
   /** Null for a response made without `conversation` (its implicit conversation is not shown). */
   conversation: { id: string } | null;
@@ -50,10 +84,10 @@ export interface ResponseObject {
   temperature: number | null;
   top_p: number | null;
   max_output_tokens: number | null;
-  parallel_tool_calls: false;
-  tool_choice: "none" | "auto";
-  tools: never[];
-  text: { format: { type: "text" } };
+  parallel_tool_calls: boolean;
+  tool_choice: ResponseToolChoiceObject;
+  tools: ResponseToolObject[];
+  text: { format: ResponseTextFormatObject };
   truncation: "disabled";
   store: boolean;
   background: boolean;
@@ -72,7 +106,11 @@ export interface ResponseFormatOptions {
   topP?: number | undefined;
   maxOutputTokens?: number | undefined;
   instructions?: string | undefined;
-  toolChoice?: "none" | "auto" | undefined;
+  /** As the request sent them (the stored echo keeps them as JSON). */
+  toolChoice?: unknown;
+  tools?: readonly unknown[] | undefined;
+  parallelToolCalls?: boolean | undefined;
+  text?: unknown;
   background?: boolean | undefined;
   previousResponseId?: string | undefined;
   /** False: the response has no `conversation` to show. */
@@ -85,7 +123,6 @@ export interface ResponseFormatOptions {
 
 function readOptions(turn: TurnRecord, options: ResponseFormatOptions): ResponseFormatOptions {
   const echo = turn.response ?? {};
-  const toolChoice = echo.toolChoice === "auto" || echo.toolChoice === "none" ? echo.toolChoice : undefined;
   const stored: ResponseFormatOptions = {
     ...(echo.model === undefined ? {} : { model: echo.model }),
     ...(echo.metadata === undefined ? {} : { metadata: echo.metadata }),
@@ -93,7 +130,10 @@ function readOptions(turn: TurnRecord, options: ResponseFormatOptions): Response
     ...(echo.topP === undefined ? {} : { topP: echo.topP }),
     ...(echo.maxOutputTokens === undefined ? {} : { maxOutputTokens: echo.maxOutputTokens }),
     ...(echo.instructions === undefined ? {} : { instructions: echo.instructions }),
-    ...(toolChoice === undefined ? {} : { toolChoice }),
+    ...(echo.toolChoice === undefined ? {} : { toolChoice: echo.toolChoice }),
+    ...(echo.tools === undefined ? {} : { tools: echo.tools }),
+    ...(echo.parallelToolCalls === undefined ? {} : { parallelToolCalls: echo.parallelToolCalls }),
+    ...(echo.text === undefined ? {} : { text: echo.text }),
     ...(echo.background === undefined ? {} : { background: echo.background }),
     ...(echo.previousResponseId === undefined ? {} : { previousResponseId: echo.previousResponseId }),
     ...(echo.inConversation === undefined ? {} : { inConversation: echo.inConversation }),
@@ -142,6 +182,64 @@ export function formatResponseOutputMessage(turn: TurnRecord): ResponseOutputMes
   };
 }
 
+/** The call items of a `tool_calls` answer; ids derive from the turn, so every read gives the same ones. */
+export function formatFunctionCallItems(turn: TurnRecord): ResponseFunctionCallItem[] {
+  return (turn.toolCalls ?? []).map((call, index) => formatFunctionCallItem(turn, index, call, "completed"));
+}
+
+export function formatFunctionCallItem(
+  turn: TurnRecord,
+  index: number,
+  call: { id: string; name: string; arguments: string },
+  status: ItemStatus,
+): ResponseFunctionCallItem {
+  return {
+    type: "function_call",
+    id: buildFunctionCallItemId(turn.turnId, index),
+    call_id: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    status,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function formatTools(tools: readonly unknown[] | undefined): ResponseToolObject[] {
+  return (tools ?? []).filter(isRecord).map((tool) => ({
+    type: "function",
+    name: String(tool["name"]),
+    description: typeof tool["description"] === "string" ? tool["description"] : null,
+    parameters: isRecord(tool["parameters"])
+      ? tool["parameters"]
+      : { type: "object", properties: {}, additionalProperties: false },
+    strict: tool["strict"] !== false,
+  }));
+}
+
+function formatToolChoice(choice: unknown): ResponseToolChoiceObject {
+  if (choice === "none" || choice === "auto" || choice === "required") return choice;
+  if (isRecord(choice) && typeof choice["name"] === "string")
+    return { type: "function", name: choice["name"] };
+  return "auto";
+}
+
+function formatTextFormat(text: unknown): ResponseTextFormatObject {
+  const format = isRecord(text) ? text["format"] : undefined;
+  if (!isRecord(format)) return { type: "text" };
+  if (format["type"] === "json_object") return { type: "json_object" };
+  if (format["type"] !== "json_schema") return { type: "text" };
+  return {
+    type: "json_schema",
+    name: String(format["name"]),
+    schema: isRecord(format["schema"]) ? format["schema"] : {},
+    ...(typeof format["description"] === "string" ? { description: format["description"] } : {}),
+    strict: format["strict"] !== false,
+  };
+}
+
 export function formatResponseObject(
   turn: TurnRecord,
   formatOptions: ResponseFormatOptions = {},
@@ -155,7 +253,11 @@ export function formatResponseObject(
     created_at: turn.createdAt,
     status: options.status ?? readResponseStatus(turn),
     model: options.model ?? readModelName(turn.mol),
-    output: hasOutput ? [formatResponseOutputMessage(turn)] : [],
+    output: turn.toolCalls
+      ? formatFunctionCallItems(turn)
+      : hasOutput
+        ? [formatResponseOutputMessage(turn)]
+        : [],
     usage: formatUsage(turn),
     conversation: options.inConversation === false ? null : { id: turn.conversationId },
     error: formatError(turn),
@@ -166,10 +268,10 @@ export function formatResponseObject(
     temperature: options.temperature ?? null,
     top_p: options.topP ?? null,
     max_output_tokens: options.maxOutputTokens ?? null,
-    parallel_tool_calls: false,
-    tool_choice: options.toolChoice ?? "none",
-    tools: [],
-    text: { format: { type: "text" } },
+    parallel_tool_calls: options.parallelToolCalls ?? true,
+    tool_choice: formatToolChoice(options.toolChoice),
+    tools: formatTools(options.tools),
+    text: { format: formatTextFormat(options.text) },
     truncation: "disabled",
     store: options.store ?? true,
     background: options.background ?? false,

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { metadataSchema } from "./metadata-schema.ts";
 import { modelNameSchema } from "./resolve-model.ts";
+import { renderToolCallText, renderToolResultText } from "../../conversation/tool-turn-text.ts";
 import { describeMessageTooLong, measureUtf8Bytes, type RequestLimits } from "./request-limits.ts";
 import {
   harmlessOpenAiFields,
@@ -10,6 +11,15 @@ import {
   temperatureSchema,
   topPSchema,
 } from "./sampling-fields.ts";
+import {
+  chatResponseFormatSchema,
+  chatToolChoiceSchema,
+  chatToolSchema,
+  checkOutputRequest,
+  fromChatFormat,
+  fromChatTools,
+  toolListSchema,
+} from "./tool-fields.ts";
 
 const textPartSchema = z.strictObject({ type: z.literal("text"), text: z.string() });
 const contentSchema = z.union([z.string(), z.array(textPartSchema).min(1)]);
@@ -20,14 +30,54 @@ export function readChatContentText(content: ChatContent): string {
   return typeof content === "string" ? content : content.map((part) => part.text).join("\n");
 }
 
+const toolCallSchema = z.strictObject({
+  id: z.string().min(1).max(128),
+  type: z.literal("function"),
+  function: z.strictObject({ name: z.string().min(1).max(64), arguments: z.string() }),
+});
+
+/**
+ * One message. An assistant message may carry `tool_calls` (its content then may be null or absent); a `tool`
+ * message answers one of them by `tool_call_id`.
+ */
 const messageSchema = z
   .strictObject({
     // `developer` is what newer OpenAI clients send instead of `system`.
-    role: z.enum(["system", "developer", "user", "assistant"]),
-    content: contentSchema,
+    role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+    content: contentSchema.nullable().optional(),
     name: z.string().max(64).optional(),
+    tool_calls: z.array(toolCallSchema).min(1).optional(),
+    tool_call_id: z.string().min(1).max(128).optional(),
+    refusal: z.string().nullable().optional(),
   })
   .openapi("ChatMessage");
+type ChatMessageBody = z.infer<typeof messageSchema>;
+
+/** A message's text as the prompt shows it: calls as the model writes them, a tool result as a user line. */
+export function readChatMessageText(
+  message: ChatMessageBody,
+  callNames: ReadonlyMap<string, string>,
+): string {
+  const content = message.content == null ? "" : readChatContentText(message.content);
+  if (message.role === "tool")
+    return renderToolResultText(
+      message.tool_call_id ?? "",
+      callNames.get(message.tool_call_id ?? ""),
+      content,
+    );
+  if (message.role === "assistant" && message.tool_calls) {
+    const calls = renderToolCallText(message.tool_calls.map((call) => call.function));
+    return content === "" ? calls : `${content}\n${calls}`;
+  }
+  return content;
+}
+
+/** Each earlier call's function name, by call id. */
+export function readChatCallNames(messages: readonly ChatMessageBody[]): Map<string, string> {
+  return new Map(
+    messages.flatMap((m) => (m.tool_calls ?? []).map((call) => [call.id, call.function.name] as const)),
+  );
+}
 
 /** `POST /v1/chat/completions` in OpenAI's shape; `n`, penalties and logprobs only at their no-op values. */
 export function createChatCompletionBodySchema(limits: RequestLimits) {
@@ -51,10 +101,42 @@ export function createChatCompletionBodySchema(limits: RequestLimits) {
       logprobs: z.literal(false, { error: "logprobs are not supported" }).optional(),
       frequency_penalty: z.literal(0, { error: "frequency_penalty is not supported" }).optional(),
       presence_penalty: z.literal(0, { error: "presence_penalty is not supported" }).optional(),
+      tools: toolListSchema(chatToolSchema).optional(),
+      tool_choice: chatToolChoiceSchema.optional(),
+      response_format: chatResponseFormatSchema.optional(),
       ...harmlessOpenAiFields,
     })
     .superRefine((body, ctx) => {
+      const issue = (path: PropertyKey[], message: string) => ctx.addIssue({ code: "custom", path, message });
+      checkOutputRequest(
+        { ...fromChatTools(body.tools, body.tool_choice), format: fromChatFormat(body.response_format) },
+        {
+          tools: "tools",
+          choice: ["tool_choice"],
+          format: ["response_format"],
+          toolName: (i) => ["tools", i, "function", "name"],
+        },
+        issue,
+      );
+      const calls = new Set<string>();
       body.messages.forEach((message, index) => {
+        if (message.role !== "assistant" && message.tool_calls)
+          issue(["messages", index, "tool_calls"], "only assistant messages carry tool_calls");
+        for (const call of message.tool_calls ?? []) calls.add(call.id);
+        if (message.role === "tool") {
+          // OpenAI's rule: a tool message answers a call an earlier assistant message made.
+          if (message.tool_call_id === undefined || !calls.has(message.tool_call_id))
+            issue(
+              ["messages", index, ...(message.tool_call_id === undefined ? ["role"] : ["tool_call_id"])],
+              "messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+            );
+        } else if (message.tool_call_id !== undefined)
+          issue(["messages", index, "tool_call_id"], "only tool messages carry tool_call_id");
+        const empty = message.content == null && !(message.role === "assistant" && message.tool_calls);
+        if (empty) issue(["messages", index, "content"], "content is required");
+      });
+      body.messages.forEach((message, index) => {
+        if (message.content == null) return;
         if (measureUtf8Bytes(readChatContentText(message.content)) > limits.maxMessageBytes) {
           ctx.addIssue({
             code: "custom",
@@ -65,13 +147,15 @@ export function createChatCompletionBodySchema(limits: RequestLimits) {
       });
       const lastIndex = body.messages.length - 1;
       const last = body.messages[lastIndex];
-      if (last?.role !== "user") {
+      if (last?.role === "tool") {
+        // The turn answers the tool results.
+      } else if (last?.role !== "user") {
         ctx.addIssue({
           code: "custom",
           path: ["messages", lastIndex, "role"],
-          message: "the last message must be from the user",
+          message: "the last message must be from the user or a tool",
         });
-      } else if (readChatContentText(last.content).trim() === "") {
+      } else if (last.content != null && readChatContentText(last.content).trim() === "") {
         ctx.addIssue({
           code: "custom",
           path: ["messages", lastIndex, "content"],

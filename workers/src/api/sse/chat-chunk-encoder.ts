@@ -15,11 +15,22 @@ export interface ChatChunkOptions {
   includeUsage?: boolean;
 }
 
-type Delta = { role?: "assistant"; content?: string };
+type Delta = {
+  role?: "assistant";
+  content?: string;
+  tool_calls?: Array<{
+    index: number;
+    id?: string;
+    type?: "function";
+    function: { name?: string; arguments: string };
+  }>;
+};
 
 /** `chat.completion.chunk` lines; `mol` rides on the first chunk (the route) and the last ones (the totals). */
 export class ChatChunkEncoder implements PartEncoder<TurnStreamPart> {
   #started = false;
+  /** Calls whose opening chunk (id, name) went out. */
+  readonly #openedCalls = new Set<number>();
   #fingerprint: string | undefined;
   readonly #options: ChatChunkOptions;
 
@@ -35,7 +46,7 @@ export class ChatChunkEncoder implements PartEncoder<TurnStreamPart> {
     return encodeSseEvent(JSON.stringify({ ...chunk, ...extra }));
   }
 
-  #choice(delta: Delta, finishReason: "stop" | "length" | null = null): unknown {
+  #choice(delta: Delta, finishReason: "stop" | "length" | "tool_calls" | null = null): unknown {
     return { index: 0, delta, finish_reason: finishReason, logprobs: null };
   }
 
@@ -64,6 +75,29 @@ export class ChatChunkEncoder implements PartEncoder<TurnStreamPart> {
           frames: [...this.#start(), this.#chunk([this.#choice({ content: part.delta })])],
           done: false,
         };
+      case "tool-call-delta": {
+        // OpenAI's shape: the call's first chunk names it (id, type, name, empty arguments); the rest carry
+        // only index and argument fragments.
+        const frames = this.#start();
+        if (!this.#openedCalls.has(part.index)) {
+          this.#openedCalls.add(part.index);
+          const opening = { index: part.index, id: part.id, type: "function" as const };
+          frames.push(
+            this.#chunk([
+              this.#choice({ tool_calls: [{ ...opening, function: { name: part.name, arguments: "" } }] }),
+            ]),
+          );
+        }
+        if (part.argumentsDelta !== "")
+          frames.push(
+            this.#chunk([
+              this.#choice({
+                tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }],
+              }),
+            ]),
+          );
+        return { frames, done: false };
+      }
       case "turn-finish": {
         const { finishReason } = part.turn;
         const mol = formatMol(part.turn.mol);

@@ -4,8 +4,10 @@ import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
 import { formatChatCompletion, toChatCompletionId } from "../../api/format/format-chat-completion.ts";
 import {
   createChatCompletionBodySchema,
-  readChatContentText,
+  readChatCallNames,
+  readChatMessageText,
 } from "../../api/schemas/create-chat-completion-body-schema.ts";
+import { fromChatFormat, fromChatTools, readTurnOutput } from "../../api/schemas/tool-fields.ts";
 import { readChatSampling } from "../../api/schemas/read-sampling.ts";
 import { resolveModel } from "../../api/schemas/resolve-model.ts";
 import { createChatCompletionEventStream } from "../../api/sse/create-chat-completion-event-stream.ts";
@@ -31,10 +33,24 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
   app.post("/v1/chat/completions", async (c) => {
     const body = await readJsonBody(c, chatBodySchema);
     const model = resolveModel(body.model, DEFAULT_HARNESS.router.labels);
-    const messages: StatelessTurnRequest["messages"] = body.messages.map((m) => ({
-      role: m.role === "developer" ? "system" : m.role,
-      content: readChatContentText(m.content),
-    }));
+    const callNames = readChatCallNames(body.messages);
+    const messages: StatelessTurnRequest["messages"] = [];
+    body.messages.forEach((m, index) => {
+      const content = readChatMessageText(m, callNames);
+      // Tool results become user lines; the results of one round of calls share one.
+      if (m.role === "tool" && body.messages[index - 1]?.role === "tool") {
+        const previous = messages.at(-1);
+        if (previous) previous.content += `\n${content}`;
+        return;
+      }
+      const role = m.role === "developer" ? "system" : m.role === "tool" ? "user" : m.role;
+      messages.push({ role, content });
+    });
+    const output = readTurnOutput({
+      ...fromChatTools(body.tools, body.tool_choice),
+      parallel: body.parallel_tool_calls,
+      format: fromChatFormat(body.response_format),
+    });
     const limitHeaders = await admitTurn(c);
     const result = await startStatelessTurn(c, {
       messages,
@@ -43,6 +59,7 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
       apiOrigin: new URL(c.req.url).origin,
       cacheKey: body.prompt_cache_key ?? body.user,
       endUser: body.safety_identifier ?? body.user,
+      ...output,
     });
     if (!result.ok) throw new Error("stateless turns are never refused");
     const parts = await openTurnStream(result.stream);

@@ -9,12 +9,17 @@ import type { AppEnv } from "../app-deps.ts";
 /**
  * Probes for load balancers and orchestrators, public by design, so they say only whether the edge serves:
  * node ids, engines and load are the fleet's shape, shown to the operator's admin token alone.
- * - `GET /livez`: the Worker runs (200, touches nothing).
+ * - `GET /livez`: the Worker runs (200, touches nothing); `x-mol-launch-id` tells the local launcher this edge is
+ *   the one it started, not another server that held the port.
  * - `GET /readyz`: NATS is reachable and at least one GPU node is live (200), else 503.
  * - `GET /healthz`: `/readyz` under its older name.
  */
 export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.get("/livez", (c) => c.json({ status: "ok" }));
+  app.get("/livez", (c) => {
+    const { launchId } = c.var.deps;
+    if (launchId !== undefined) c.header("x-mol-launch-id", launchId);
+    return c.json({ status: "ok" });
+  });
   app.get("/readyz", readiness);
   app.get("/healthz", readiness);
 }

@@ -15,6 +15,7 @@ import {
 } from "../../api/schemas/create-response-body-schema.ts";
 import { readResponseSampling } from "../../api/schemas/read-sampling.ts";
 import { resolveModel } from "../../api/schemas/resolve-model.ts";
+import { fromResponseChoice, readTurnOutput } from "../../api/schemas/tool-fields.ts";
 import { createResponsesEventStream } from "../../api/sse/create-responses-event-stream.ts";
 import { buildTurnRecord } from "../../conversation/build-turn-record.ts";
 import type {
@@ -32,7 +33,7 @@ import { readJsonBody } from "../read-json-body.ts";
 import { readUsageAttribution } from "../read-usage-attribution.ts";
 import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../serve-turn.ts";
-import { startStatelessTurn } from "../start-stateless-turn.ts";
+import { startStatelessTurn, type StatelessTurnInput } from "../start-stateless-turn.ts";
 import { isConversationId } from "./require-conversation.ts";
 import { admitTurn } from "../admit-turn.ts";
 import { registerResponseObjectRoutes } from "./response-object-routes.ts";
@@ -64,7 +65,13 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
     const forced = model.kind === "forced" ? { forcedLabel: model.label } : {};
     const input = readResponseInput(body.input, body.instructions);
     const echo = readEcho(body, input);
-    if (body.store === false) return serveStatelessResponse(c, body, input, echo, forced);
+    const output = readTurnOutput({
+      tools: body.tools ?? [],
+      choice: fromResponseChoice(body.tool_choice),
+      parallel: body.parallel_tool_calls,
+      format: body.text?.format,
+    });
+    if (body.store === false) return serveStatelessResponse(c, body, input, echo, { ...forced, ...output });
 
     const idempotencyKey = readIdempotencyKey(c);
     const named = readConversationId(body.conversation);
@@ -88,6 +95,8 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
       ...(input.context.length > 0 ? { context: input.context } : {}),
       ...(chained ? { previousTurnId: chained.turnId } : {}),
       ...(input.itemReferences.length > 0 ? { itemReferences: input.itemReferences } : {}),
+      ...(input.outsideCallIds.length > 0 ? { outsideCallIds: input.outsideCallIds } : {}),
+      ...output,
       response: echo,
       attribution: readUsageAttribution(c, body.safety_identifier ?? body.user),
       ...(idempotencyKey
@@ -236,7 +245,7 @@ async function serveStatelessResponse(
   body: CreateResponseBody,
   input: ResponseInputParts,
   echo: ResponseEcho,
-  forced: { forcedLabel?: string },
+  turn: Pick<StatelessTurnInput, "forcedLabel" | "tools" | "constraint">,
 ): Promise<Response> {
   const limitHeaders = await admitTurn(c);
   const messages = [
@@ -246,7 +255,7 @@ async function serveStatelessResponse(
   ];
   const result = await startStatelessTurn(c, {
     messages,
-    ...forced,
+    ...turn,
     sampling: readResponseSampling(body),
     apiOrigin: new URL(c.req.url).origin,
     cacheKey: body.prompt_cache_key ?? body.user,
@@ -271,6 +280,8 @@ function readEcho(body: CreateResponseBody, input: ResponseInputParts): Response
     maxOutputTokens: body.max_output_tokens,
     tools: body.tools,
     toolChoice: body.tool_choice,
+    parallelToolCalls: body.parallel_tool_calls,
+    text: body.text,
     instructions: input.instructions,
     background: body.background,
     previousResponseId: body.previous_response_id,
@@ -281,8 +292,7 @@ function readEcho(body: CreateResponseBody, input: ResponseInputParts): Response
 
 /** A stateless turn keeps no echo of its own: the options carry it. */
 function formatEcho(echo: ResponseEcho): ResponseFormatOptions {
-  const { tools: _tools, toolChoice, ...rest } = echo;
-  return { ...rest, ...(toolChoice === "auto" || toolChoice === "none" ? { toolChoice } : {}) };
+  return { ...echo };
 }
 
 function previousNotFound(id: string): ApiError {

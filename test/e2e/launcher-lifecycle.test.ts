@@ -1,0 +1,161 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { checkFreePorts } from "../../infra/local/check-free-ports.ts";
+import { findFreePort } from "../harness/free-port.ts";
+import { REPO_ROOT } from "../harness/paths.ts";
+import { isAlive, listDescendants } from "./process-tree.ts";
+
+/** The launcher run directly (`npm start` minus npm and its prestart install step), on free ports and the tiny model. */
+interface Launch {
+  child: ChildProcess;
+  output: { stdout: string; stderr: string };
+  ports: number[];
+  /** Every descendant seen while the launcher lived: pid → command name. */
+  seen: Map<number, string>;
+  exited: Promise<number | null>;
+}
+
+const launches: Launch[] = [];
+const stateDirs: string[] = [];
+const heldPorts: Server[] = [];
+
+afterEach(async () => {
+  for (const launch of launches.splice(0)) {
+    for (const pid of [launch.child.pid ?? 0, ...launch.seen.keys()])
+      if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  }
+  await Promise.all(heldPorts.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(stateDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+function commandName(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return "?";
+  }
+}
+
+async function launch(ports?: { edge?: number }): Promise<Launch> {
+  const stateDir = await mkdtemp(join(tmpdir(), "molmesh-launcher-"));
+  stateDirs.push(stateDir);
+  const portEnv = {
+    MOL_NATS_PORT: await findFreePort(),
+    MOL_NATS_WS_PORT: await findFreePort(),
+    MOL_EDGE_PORT: ports?.edge ?? (await findFreePort()),
+    MOL_EDGE_INSPECTOR_PORT: await findFreePort(),
+    MOL_METRICS_PORT: await findFreePort(),
+  };
+  const child = spawn(process.execPath, ["--import", "tsx", "infra/local/start-mesh.ts"], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(portEnv).map(([name, port]) => [name, String(port)])),
+      MOL_STATE_DIR: stateDir,
+      MOL_LOG_LEVEL: "warn",
+      MOL_BASE_MODEL: "tiny",
+    },
+  });
+  const output = { stdout: "", stderr: "" };
+  child.stdout.setEncoding("utf8").on("data", (text: string) => (output.stdout += text));
+  child.stderr.setEncoding("utf8").on("data", (text: string) => (output.stderr += text));
+  const seen = new Map<number, string>();
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // Descendants are polled while the launcher lives: once it is gone, its orphans can no longer be found by parent.
+  const poll = setInterval(() => {
+    if (child.pid === undefined) return;
+    for (const pid of listDescendants(child.pid)) if (!seen.has(pid)) seen.set(pid, commandName(pid));
+  }, 100);
+  void exited.then(() => clearInterval(poll));
+  const started: Launch = { child, output, ports: Object.values(portEnv), seen, exited };
+  launches.push(started);
+  return started;
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number, what: string, launch: Launch): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${what} not seen in ${timeoutMs} ms\nstdout:\n${launch.output.stdout.slice(-3000)}\n` +
+          `stderr:\n${launch.output.stderr.slice(-3000)}\nprocesses: ${JSON.stringify([...launch.seen])}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The launcher has exited, every process it started (and theirs) is gone, and every port it took is free. */
+async function expectAllGone(started: Launch, timeoutMs: number): Promise<void> {
+  const remaining = () => [...started.seen].filter(([pid]) => isAlive(pid));
+  await waitFor(
+    () => started.child.exitCode !== null && remaining().length === 0,
+    timeoutMs,
+    "launcher and all its processes gone",
+    started,
+  );
+  await expect(
+    checkFreePorts(started.ports.map((port) => ({ port, what: "test" }))),
+  ).resolves.toBeUndefined();
+}
+
+describe("the local launcher (npm start)", () => {
+  it("stops nats-server, the GPU node and wrangler's workerd on SIGINT, and frees its ports", async () => {
+    const started = await launch();
+    await waitFor(
+      () => started.output.stdout.includes("[molmesh] ready:"),
+      240_000,
+      "the ready line",
+      started,
+    );
+    await waitFor(
+      () => ["nats-server", "workerd", "node"].every((name) => [...started.seen.values()].includes(name)),
+      5_000,
+      "nats-server, workerd and a node among the descendants",
+      started,
+    );
+    started.child.kill("SIGINT");
+
+    await expectAllGone(started, 30_000);
+    expect(await started.exited).toBe(0);
+    expect(started.output.stdout).toContain("[molmesh] stopped");
+  }, 300_000);
+
+  it("stops everything when the reader of its stdout goes away (npm start | head -1)", async () => {
+    const started = await launch();
+    await waitFor(
+      () => started.output.stdout.includes("nats-server up"),
+      240_000,
+      "the nats-server line",
+      started,
+    );
+    started.child.stdout?.destroy();
+
+    // Its next line (the GPU node's) hits EPIPE; that stops the mesh instead of crashing past its children.
+    await expectAllGone(started, 60_000);
+    expect([...started.seen.values()]).toContain("nats-server");
+    expect(started.output.stderr).not.toContain("crashed");
+  }, 300_000);
+
+  it("refuses to start on a port another process holds, naming the port and the holder", async () => {
+    const held = createServer();
+    heldPorts.push(held);
+    const port = await findFreePort();
+    await new Promise<void>((resolve) => held.listen(port, "127.0.0.1", resolve));
+    const started = await launch({ edge: port });
+
+    const code = await started.exited;
+    expect(code).not.toBe(0);
+    expect(started.output.stderr).toContain(
+      `port ${port} for the edge (MOL_EDGE_PORT) is already in use by pid ${process.pid}`,
+    );
+    expect(started.output.stdout).not.toContain("ready");
+    expect([...started.seen.values()]).not.toContain("nats-server");
+  }, 60_000);
+});

@@ -1,0 +1,201 @@
+import { z } from "@hono/zod-openapi";
+import type { ViewTool } from "../../../../schema/harness/tools-block.ts";
+import {
+  checkJsonSchemaSubset,
+  describeSchemaIssue,
+  type SubsetSchema,
+} from "../../../../schema/tools/json-schema-subset.ts";
+import {
+  MAX_TOOLS,
+  outputConstraintSchema,
+  toolNameSchema,
+  type OutputConstraint,
+  type OutputConstraintInput,
+} from "../../../../schema/wire/v1/index.ts";
+
+/**
+ * Function calling and structured outputs as both public APIs spell them, and what they become: the tools the
+ * specialist's view shows (schema/harness/tools-block.ts) and the output constraint its answer is decoded
+ * under (schema/wire/v1/output-constraint.ts). Schemas must be in molmesh's subset whatever `strict` says:
+ * the engine always decodes under the grammar built from them, so arguments and structured output always
+ * parse and validate; a schema outside it is a 400 naming the keyword.
+ */
+
+/**
+ * A schema in the subset. `$schema` at the root is dropped first: JSON-schema generators (zod-to-json-schema,
+ * the AI SDK) add it, and it constrains nothing.
+ */
+const subsetSchemaField = z.unknown().transform((value, ctx): SubsetSchema => {
+  const stripped =
+    typeof value === "object" && value !== null && !Array.isArray(value) && "$schema" in value
+      ? Object.fromEntries(Object.entries(value).filter(([key]) => key !== "$schema"))
+      : value;
+  const check = checkJsonSchemaSubset(stripped, { rootObject: true });
+  if (check.ok) return check.schema;
+  ctx.addIssue({ code: "custom", message: describeSchemaIssue(check.issue) });
+  return z.NEVER;
+});
+
+const EMPTY_PARAMETERS: SubsetSchema = { type: "object", properties: {}, additionalProperties: false };
+
+/** A function tool's fields, shared by both APIs' shapes. */
+const functionFields = {
+  name: toolNameSchema,
+  description: z.string().max(4096).optional(),
+  parameters: subsetSchemaField.optional(),
+  strict: z.boolean().nullable().optional(),
+};
+
+/** Responses: `{type: "function", name, parameters, strict}`. */
+export const responseToolSchema = z.strictObject({ type: z.literal("function"), ...functionFields });
+/** Chat Completions: `{type: "function", function: {name, parameters, strict}}`. */
+export const chatToolSchema = z.strictObject({
+  type: z.literal("function"),
+  function: z.strictObject(functionFields),
+});
+export type ResponseTool = z.infer<typeof responseToolSchema>;
+type FunctionFields = z.infer<typeof responseToolSchema>;
+
+const choiceModes = z.enum(["none", "auto", "required"]);
+export const responseToolChoiceSchema = z.union([
+  choiceModes,
+  z.strictObject({ type: z.literal("function"), name: toolNameSchema }),
+]);
+export const chatToolChoiceSchema = z.union([
+  choiceModes,
+  z.strictObject({ type: z.literal("function"), function: z.strictObject({ name: toolNameSchema }) }),
+]);
+export type ResponseToolChoice = z.infer<typeof responseToolChoiceSchema>;
+
+const formatFields = {
+  name: toolNameSchema,
+  description: z.string().max(4096).optional(),
+  schema: subsetSchemaField,
+  strict: z.boolean().nullable().optional(),
+};
+/** Responses `text.format`. */
+export const responseTextFormatSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("text") }),
+  z.strictObject({ type: z.literal("json_object") }),
+  z.strictObject({ type: z.literal("json_schema"), ...formatFields }),
+]);
+/** Chat `response_format`. */
+export const chatResponseFormatSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("text") }),
+  z.strictObject({ type: z.literal("json_object") }),
+  z.strictObject({ type: z.literal("json_schema"), json_schema: z.strictObject(formatFields) }),
+]);
+export type ResponseTextFormat = z.infer<typeof responseTextFormatSchema>;
+
+export const toolListSchema = <T extends z.ZodType>(tool: T) => z.array(tool).max(MAX_TOOLS);
+
+/** The same request in one shape, whichever API it came in on. */
+export interface OutputRequest {
+  tools: FunctionFields[];
+  /** Absent: `auto` when there are tools. */
+  choice?: "none" | "auto" | "required" | { name: string } | undefined;
+  parallel?: boolean | undefined;
+  format?: ResponseTextFormat | undefined;
+}
+
+export function fromChatTools(
+  tools: Array<z.infer<typeof chatToolSchema>> | undefined,
+  choice: z.infer<typeof chatToolChoiceSchema> | undefined,
+): Pick<OutputRequest, "tools" | "choice"> {
+  return {
+    tools: (tools ?? []).map((tool) => ({ type: "function", ...tool.function })),
+    choice: typeof choice === "object" ? { name: choice.function.name } : choice,
+  };
+}
+
+export function fromResponseChoice(choice: ResponseToolChoice | undefined): OutputRequest["choice"] {
+  return typeof choice === "object" ? { name: choice.name } : choice;
+}
+
+export function fromChatFormat(
+  format: z.infer<typeof chatResponseFormatSchema> | undefined,
+): ResponseTextFormat | undefined {
+  return format?.type === "json_schema" ? { type: "json_schema", ...format.json_schema } : format;
+}
+
+type IssueAt = (path: PropertyKey[], message: string) => void;
+
+/**
+ * OpenAI's cross-field rules, named at their param: two tools with one name, a choice naming a tool not in
+ * `tools` (or any choice but none/auto without tools), and tools together with a JSON format (the answer is
+ * decoded under one grammar: molmesh refuses the pair rather than ignore one).
+ */
+export function checkOutputRequest(
+  request: OutputRequest,
+  paths: {
+    tools: string;
+    choice: PropertyKey[];
+    format: PropertyKey[];
+    toolName: (i: number) => PropertyKey[];
+  },
+  issue: IssueAt,
+): void {
+  const names = request.tools.map((tool) => tool.name);
+  names.forEach((name, i) => {
+    if (names.indexOf(name) !== i) issue(paths.toolName(i), `two tools are named '${name}'`);
+  });
+  const { choice } = request;
+  if (typeof choice === "object" && !names.includes(choice.name))
+    issue(paths.choice, `Tool choice '${choice.name}' not found in '${paths.tools}'.`);
+  if (choice === "required" && names.length === 0)
+    issue(paths.choice, `tool_choice 'required' needs at least one tool in '${paths.tools}'`);
+  const calls = names.length > 0 && choice !== "none";
+  if (calls && request.format !== undefined && request.format.type !== "text")
+    issue(paths.format, "a JSON format together with tools is not supported: send one or the other");
+}
+
+/** The tools as the views show them (in the order sent; the block sorts them). */
+export function toViewTools(request: OutputRequest): ViewTool[] {
+  return request.tools.map((tool) => ({
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    parameters: { ...(tool.parameters ?? EMPTY_PARAMETERS) },
+  }));
+}
+
+/**
+ * The constraint the answer is decoded under. `tools` with `auto` lets the model choose text or a call, and
+ * that choice is itself constrained: the node's grammar is `root ::= text | "<tool_call>" call`, where text
+ * may not start with `<` (gpu-nodes/src/engine/llama/constraint-grammars.ts), so the first decoded character
+ * decides and everything after it is held to that branch. `none` (or no tools) leaves the answer free text
+ * unless a JSON format asks for JSON.
+ */
+export function toOutputConstraint(request: OutputRequest): OutputConstraintInput | undefined {
+  const { choice } = request;
+  if (request.tools.length > 0 && choice !== "none") {
+    return {
+      type: "tools",
+      tools: request.tools.map((tool) => ({
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        parameters: tool.parameters ?? EMPTY_PARAMETERS,
+      })),
+      choice: choice ?? "auto",
+      // OpenAI's default is true; one call per answer only when the client says false.
+      parallel: request.parallel ?? true,
+    };
+  }
+  const format = request.format;
+  if (format?.type === "json_schema")
+    return { type: "json_schema", name: format.name, schema: format.schema };
+  if (format?.type === "json_object") return { type: "json_object" };
+  return undefined;
+}
+
+/** What a turn request carries: the tools for the views and the parsed constraint (absent when neither). */
+export function readTurnOutput(request: OutputRequest): {
+  tools?: ViewTool[];
+  constraint?: OutputConstraint;
+} {
+  const input = toOutputConstraint(request);
+  const tools = toViewTools(request);
+  return {
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(input === undefined ? {} : { constraint: outputConstraintSchema.parse(input) }),
+  };
+}

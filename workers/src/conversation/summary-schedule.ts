@@ -1,0 +1,61 @@
+/**
+ * When the next turn needs the previous turn's summary. The summary hop runs after the answer, outside the
+ * conversation's turn queue, so a client that sends its next message the moment an answer ends does not wait
+ * for it. Only one summary can still reach the views in full: that of the latest turn, and only while no later
+ * turn has started (its user line would sit after the summary's place; see `applySummary`). So the next turn
+ * waits for it only when its specialist would see it: a turn routed to the specialist that answered the
+ * previous turn never does (a specialist sees its own turns in full), one routed to another specialist waits
+ * for that one summary, at most the summary hop's own time bound. A summary that lands later still reaches
+ * every view's compact form of its turn.
+ */
+export class SummarySchedule {
+  /** The summary of the latest answered turn, while it runs. */
+  #latest: { turnId: string; adapter: string; landed: Promise<void> } | undefined;
+  readonly #running = new Set<Promise<void>>();
+
+  /** Records that `turnId`'s summary (written for `adapter`'s turn) is running until `work` settles. */
+  add(turnId: string, adapter: string, work: Promise<unknown>): void {
+    const landed = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    const entry = { turnId, adapter, landed };
+    this.#latest = entry;
+    this.#running.add(landed);
+    void landed.then(() => {
+      this.#running.delete(landed);
+      if (this.#latest === entry) this.#latest = undefined;
+    });
+  }
+
+  /** A later turn's user line is in the views: the running summary can no longer reach them in full. */
+  clear(): void {
+    this.#latest = undefined;
+  }
+
+  /**
+   * Waits until the summary that a turn answered by `adapter` would see has landed, or `limitMs` passed.
+   * Resolves to the ms waited, or undefined when there was nothing to wait for (no summary running, or the
+   * previous turn was `adapter`'s own).
+   */
+  async waitFor(adapter: string, limitMs: number, now: () => number): Promise<number | undefined> {
+    const latest = this.#latest;
+    if (!latest || latest.adapter === adapter) return undefined;
+    const started = now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, limitMs);
+    });
+    try {
+      await Promise.race([latest.landed, bound]);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+    return Math.max(0, now() - started);
+  }
+
+  /** Settles once every running summary has (before a delete, say, so none lands after it). */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+}
