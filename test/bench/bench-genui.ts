@@ -7,6 +7,7 @@
  * Slow on CPU (minutes): part of no CI run.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import type { MolGenui } from "../../schema/api/mol.ts";
@@ -15,22 +16,87 @@ import { validateComponent } from "../../workers/src/genui/validate-component.ts
 import { REPO_ROOT } from "../harness/paths.ts";
 import { REAL_MODEL, REAL_MODEL_PATH } from "../harness/real-model.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
+import { GENUI_CONTRACT_PROMPT, GENUI_EXEMPLAR } from "../../schema/harness/genui-contract-prompt.ts";
+import { CHAT_TEMPLATE_FAMILIES } from "../../schema/harness/chat-templates.ts";
+import { buildHarness } from "../../schema/harness/harness-config.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
 import { spawnBenchNode } from "./spawn-bench-node.ts";
-import { GENUI_EXEMPLAR } from "../../schema/harness/genui-contract-prompt.ts";
 
 const KEY = "sk-bench-genui-0123456789abcdef";
 const LIMIT = Number(process.env.MOL_BENCH_GENUI_PROMPTS ?? 1000);
-const MAX_TOKENS = Number(process.env.MOL_BENCH_GENUI_MAX_TOKENS ?? 320);
+const MAX_TOKENS = Number(process.env.MOL_BENCH_GENUI_MAX_TOKENS ?? 200);
+/**
+ * The hop limits are for a GPU; on this bench's shared CPU cores a ~1k-token genui view takes seconds to prefill,
+ * longer when other work runs, and the production 3 s to the first part timed hops out. Generous, not unbounded.
+ */
+const HOP_TIMEOUT_VARS = {
+  MOL_HOP_FIRST_PART_TIMEOUT_MS: "240000",
+  MOL_HOP_STALL_TIMEOUT_MS: "120000",
+  MOL_HOP_REPLY_TIMEOUT_MS: "180000",
+};
+/**
+ * The node's KV tokens per slot. At the 4,096 default the genui view has room only for the one-line contract (no
+ * exemplar); SmolLM2 was trained on 8,192, where the default harness carries its exemplar and the variants fit.
+ */
+const CONTEXT_TOKENS = 8192;
+/**
+ * The answer's limit stays under Node's fetch, which stops waiting for response headers at 300 s, so the edge's 504
+ * comes first. The summary (after the answer, not measured here) is cut to one token: it would only take CPU from
+ * the next answer.
+ */
+const SLOW_HOPS = { answerTimeoutMs: 280_000, summary: { timeoutMs: 180_000, maxTokens: 1 } };
+
+/** Three more worked answers besides the counter: a form, a table and a chart, the shapes the prompts ask for most. */
+const MORE_EXEMPLARS = `import { useState } from "react";
+import { Card, Input, Button, Text } from "@molmesh/ui";
+
+export default function SignupForm() {
+  const [email, setEmail] = useState("");
+  const [sent, setSent] = useState(false);
+  return (
+    <Card title="Sign up">
+      <Input label="Email" value={email} onChange={setEmail} />
+      <Button onClick={() => setSent(true)}>Send</Button>
+      {sent && <Text>Thanks, {email}</Text>}
+    </Card>
+  );
+}
+
+import { Card, Table } from "@molmesh/ui";
+
+export default function Team() {
+  return (
+    <Card title="Team">
+      <Table columns={["Name", "Role"]} rows={[["Ada", "Engineer"], ["Bob", "Designer"]]} />
+    </Card>
+  );
+}
+
+import { Card, Chart } from "@molmesh/ui";
+
+export default function Sales() {
+  const data = [{ label: "Jan", value: 12 }, { label: "Feb", value: 19 }, { label: "Mar", value: 7 }];
+  return (
+    <Card title="Sales">
+      <Chart data={data} />
+    </Card>
+  );
+}`;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
-const SHOT_DIR = join(OUT_DIR, "genui-shots");
+/** One screenshot per rendered component, only for composing the grids (which are what the report keeps). */
+const SHOT_DIR = join(tmpdir(), "molmesh-bench-genui-shots");
+const GRID_COLUMNS = 4;
 const CHROMIUM = process.env.MOL_CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /** A variant is a harness overlay (MOL_HARNESS) on the per-model defaults: the edge runs it as it would in production. */
-const VARIANTS: { name: string; about: string; overlay?: Record<string, unknown> }[] = [
-  { name: "default", about: "the default harness: contract prompt with one exemplar, temperature 0.4" },
+const VARIANTS: { name: string; about: string; overlay: Record<string, unknown> }[] = [
+  {
+    name: "default",
+    about: "the default harness: contract prompt with one exemplar, temperature 0.4",
+    overlay: { specialists: { genui: SLOW_HOPS } },
+  },
   {
     name: "exemplar-greedy",
     about: "a shorter prompt (adapt the example, keep its imports and shape) and greedy decoding",
@@ -42,6 +108,26 @@ const VARIANTS: { name: string; about: string; overlay?: Record<string, unknown>
             'this example; change the name, the state and the UI for the request. Use only components from "@molmesh/ui".\n' +
             GENUI_EXEMPLAR,
           sampling: { temperature: 0, topK: 1 },
+          ...SLOW_HOPS,
+        },
+      },
+    },
+  },
+  {
+    name: "four-exemplars-greedy",
+    about:
+      "the default contract prompt plus three more worked answers (form, table, chart), a one-line reminder " +
+      "after the request, greedy decoding",
+    overlay: {
+      // After the request, where a small model looks last (the user line's end; ChatML's end-of-turn after it).
+      templates: {
+        userEnd: ` Reply with only the JSX module.${CHAT_TEMPLATE_FAMILIES.chatml.templates.lineEnd}`,
+      },
+      specialists: {
+        genui: {
+          systemPrompt: `${GENUI_CONTRACT_PROMPT}\nMore examples, one module each:\n${MORE_EXEMPLARS}`,
+          sampling: { temperature: 0, topK: 1 },
+          ...SLOW_HOPS,
         },
       },
     },
@@ -55,6 +141,8 @@ interface Outcome {
   renders: boolean;
   findings: string;
   answerChars: number;
+  /** The answer as the model wrote it, for reading the failures. */
+  answer: string;
   shot?: string;
   renderError?: string;
 }
@@ -69,7 +157,14 @@ async function askGenui(edgeUrl: string, prompt: string) {
       max_tokens: MAX_TOKENS,
     }),
   });
-  const body = (await response.json()) as {
+  const raw = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error(`chat completion: ${response.status}, not JSON: ${raw.slice(0, 200)}`);
+  }
+  const body = parsed as {
     choices?: { message: { content: string } }[];
     mol?: { genui?: MolGenui };
     error?: { message: string };
@@ -116,18 +211,24 @@ async function runVariant(
   natsWsUrl: string,
   browser: Browser,
   prompts: string[],
+  outcomes: Outcome[],
+  onOutcome: () => void,
 ) {
+  // The edge's error lines say why a turn failed (the API answer only names the code).
+  const edgeErrors: string[] = [];
   const edge = await spawnBenchEdge({
+    onLog: (line) => {
+      if (/"level":"error"|Error/.test(line)) edgeErrors.push(line.slice(0, 600));
+    },
     name: `genui-${variant.name}`,
     natsWsUrl,
     devApiKey: KEY,
-    vars: variant.overlay ? { MOL_HARNESS: JSON.stringify(variant.overlay) } : {},
+    vars: { ...HOP_TIMEOUT_VARS, MOL_HARNESS: JSON.stringify(variant.overlay) },
   });
-  const outcomes: Outcome[] = [];
   try {
     for (const [i, prompt] of prompts.entries()) {
       const asked = await askGenui(edge.url, prompt).catch((error: unknown) => {
-        console.error(String(error), onFailure());
+        console.error(String(error), edgeErrors.splice(0).slice(-3).join("\n"), onFailure());
         return { text: "", genui: undefined };
       });
       const { text, genui } = asked;
@@ -141,18 +242,21 @@ async function runVariant(
         renders: false,
         findings: genui?.summary.split("\n")[0] ?? "no verdict",
         answerChars: text.length,
+        answer: text,
       };
       if (genui?.renderUrl) {
-        const shot = join(SHOT_DIR, `${variant.name}-${String(i).padStart(2, "0")}.png`);
+        const name = `${variant.name}-${String(i).padStart(2, "0")}.png`;
+        const shot = join(SHOT_DIR, name);
         const result = await render(browser, genui.renderUrl, shot);
         outcome.renders = result.ok;
-        if (result.ok) outcome.shot = shot;
+        if (result.ok) outcome.shot = name;
         else {
           rmSync(shot, { force: true });
           if (result.error) outcome.renderError = result.error;
         }
       }
       outcomes.push(outcome);
+      onOutcome();
       const n = outcomes.length;
       console.log(
         `${variant.name} ${n}/${prompts.length}: compiles ${count(outcomes, "compiles")}, valid ${count(outcomes, "valid")}, renders ${count(outcomes, "renders")} — ${prompt}`,
@@ -161,13 +265,41 @@ async function runVariant(
   } finally {
     await edge.stop();
   }
-  return outcomes;
 }
 
 const count = (outcomes: Outcome[], key: "compiles" | "valid" | "renders") =>
   outcomes.filter((o) => o[key]).length;
 const share = (outcomes: Outcome[], key: "compiles" | "valid" | "renders") =>
   `${count(outcomes, key)}/${outcomes.length} (${((100 * count(outcomes, key)) / Math.max(1, outcomes.length)).toFixed(0)} %)`;
+
+/**
+ * One PNG of every rendered component of a variant: a page of <img> tiles (the shots as data: URLs, each under
+ * its prompt) and one screenshot of it, in the same Chromium; no image library needed.
+ */
+async function composeGrid(browser: Browser, outcomes: Outcome[], path: string): Promise<boolean> {
+  const shots = outcomes.filter((o) => o.shot);
+  if (shots.length === 0) return false;
+  const escape = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const tiles = shots.map((o) => {
+    const data = readFileSync(join(SHOT_DIR, o.shot ?? "")).toString("base64");
+    return `<figure><img src="data:image/png;base64,${data}"><figcaption>${escape(o.prompt)}</figcaption></figure>`;
+  });
+  const page = await browser.newPage({ viewport: { width: GRID_COLUMNS * 250, height: 200 } });
+  try {
+    await page.setContent(
+      `<style>body{margin:0;font:12px system-ui;background:#fff}main{display:grid;grid-template-columns:repeat(${GRID_COLUMNS},250px)}` +
+        "figure{margin:0;padding:4px;border:1px solid #ddd}img{width:240px;height:200px;object-fit:cover;object-position:top left;display:block}" +
+        `figcaption{height:30px;overflow:hidden}</style><main>${tiles.join("")}</main>`,
+    );
+    await page.waitForFunction(() => [...document.images].every((i) => i.complete));
+    await page.screenshot({ path, fullPage: true });
+    return true;
+  } finally {
+    await page.close();
+  }
+}
+
+const gridFile = (variant: string) => `genui-grid-${variant}.png`;
 
 function renderReport(
   results: { variant: (typeof VARIANTS)[number]; outcomes: Outcome[] }[],
@@ -177,9 +309,11 @@ function renderReport(
     "## GenUI: SmolLM2-135M answers that compile, pass the checks and render (UI4A-style)",
     "",
     `Command: \`${command}\`. Each prompt of \`test/bench/genui-prompts.json\` goes once to \`mol:genui\` (the bare`,
-    `SmolLM2-135M-Instruct Q4_1 base, ChatML views from the edge, max ${MAX_TOKENS} answer tokens) through a real`,
-    "GPU node and the edge in workerd; the edge validates and stores the component, Debian Chromium opens its render",
-    "link (sandbox origin, SES frame). Stages are cumulative: a component only renders if it passed the checks.",
+    `SmolLM2-135M-Instruct Q4_1 base, ChatML views from the edge, ${CONTEXT_TOKENS} context tokens, max ${MAX_TOKENS} answer`,
+    "tokens, greedy or sampled as the variant says) through a real GPU node and the edge in workerd; the edge",
+    "validates and stores the component, Debian Chromium opens its render link (sandbox origin, SES frame) and counts",
+    "it as rendered when the frame reports ready, no error, and non-empty content. Stages are cumulative: a",
+    "component only renders if it passed the checks. Generation runs on the CPU of a shared 2-core machine.",
     "",
     "| variant | harness | compiles | passes checks | renders in Chromium |",
     "| --- | --- | --- | --- | --- |",
@@ -200,17 +334,13 @@ function renderReport(
       "",
     );
     const shots = outcomes.filter((o) => o.shot);
-    if (shots.length > 0) {
-      lines.push("| | | |", "| --- | --- | --- |");
-      for (let i = 0; i < shots.length; i += 3) {
-        const cells = shots
-          .slice(i, i + 3)
-          .map((o) => `![${o.prompt}](genui-shots/${o.shot?.split("/").at(-1)})<br>${o.prompt}`);
-        while (cells.length < 3) cells.push("");
-        lines.push(`| ${cells.join(" | ")} |`);
-      }
-      lines.push("");
-    }
+    if (shots.length > 0)
+      lines.push(
+        `![the ${shots.length} components of ${variant.name} that rendered](${gridFile(variant.name)})`,
+        "",
+        `Left to right, top to bottom: ${shots.map((o) => o.prompt).join("; ")}.`,
+        "",
+      );
   }
   return lines.join("\n");
 }
@@ -225,36 +355,61 @@ async function main() {
       prompts: string[];
     }
   ).prompts.slice(0, LIMIT);
+  // The edge would log an overlay that does not fit and serve the defaults: a variant that measured nothing new.
+  for (const variant of VARIANTS)
+    buildHarness({ family: "chatml", contextTokens: CONTEXT_TOKENS }, variant.overlay);
   rmSync(SHOT_DIR, { recursive: true, force: true });
   mkdirSync(SHOT_DIR, { recursive: true });
   const nats = await startNatsServer();
   const node = spawnBenchNode("genui-bench-node", nats.url, {
     MOL_BASE_MODEL: REAL_MODEL_PATH,
-    MOL_THREADS: process.env.MOL_BENCH_THREADS ?? "2",
-    MOL_SLOTS_PER_ADAPTER: "1",
+    // One thread: with two on two contended cores, llama.cpp's threads wait on each other at every barrier.
+    MOL_THREADS: process.env.MOL_BENCH_THREADS ?? "1",
+    // The previous prompt's summary hop may still hold its conversation's slot when the next answer arrives.
+    MOL_SLOTS_PER_ADAPTER: "4",
+    MOL_CONTEXT_SIZE: String(CONTEXT_TOKENS),
+    MOL_LOG_LEVEL: process.env.MOL_BENCH_NODE_LOG_LEVEL ?? "warn",
   });
   const browser = await chromium.launch({ executablePath: CHROMIUM });
   try {
     await node.ready;
-    const results = [];
     const command = describeBenchCommand("bench:genui", [
       "MOL_BENCH_GENUI_PROMPTS",
       "MOL_BENCH_GENUI_MAX_TOKENS",
       "MOL_BENCH_THREADS",
+      "MOL_BENCH_GENUI_VARIANTS",
     ]);
-    for (const variant of VARIANTS) {
-      results.push({
-        variant,
-        outcomes: await runVariant(() => node.output().slice(-3000), variant, nats.wsUrl, browser, prompts),
-      });
-      // Written after each variant, so a long run that is stopped keeps what it measured.
+    const only = process.env.MOL_BENCH_GENUI_VARIANTS?.split(",");
+    const results = VARIANTS.filter((v) => !only || only.includes(v.name)).map((variant) => ({
+      variant,
+      outcomes: [] as Outcome[],
+    }));
+    // Written after every answer, so a long run that is stopped keeps what it measured.
+    const write = () => {
       writeFileSync(
         join(OUT_DIR, "genui.json"),
         JSON.stringify({ command, machine: collectMachineFacts(), maxTokens: MAX_TOKENS, results }, null, 2) +
           "\n",
       );
       writeFileSync(join(OUT_DIR, "genui.md"), renderReport(results, command) + "\n");
-    }
+    };
+    // The variants run side by side, each on its own edge: the node batches their answers, which a shared CPU
+    // needs. Only shares are measured here, no latency, so the overlap changes no figure.
+    await Promise.all(
+      results.map(async ({ variant, outcomes }) => {
+        await runVariant(
+          () => node.output().slice(-3000),
+          variant,
+          nats.wsUrl,
+          browser,
+          prompts,
+          outcomes,
+          write,
+        );
+        await composeGrid(browser, outcomes, join(OUT_DIR, gridFile(variant.name)));
+      }),
+    );
+    write();
     console.log(renderReport(results, command).split("\n").slice(0, 12).join("\n"));
   } finally {
     await browser.close();

@@ -13,6 +13,7 @@ export async function spawnBenchEdge(options: {
   natsWsUrl: string;
   devApiKey: string;
   vars?: Record<string, string>;
+  onLog?: (line: string) => void;
 }): Promise<EdgeProcess> {
   const persistDir = await mkdtemp(join(tmpdir(), `molmesh-bench-${options.name}-`));
   const edge = await spawnEdgeOnFreePorts({
@@ -20,6 +21,7 @@ export async function spawnBenchEdge(options: {
     devApiKey: options.devApiKey,
     persistDir,
     vars: { ...UNLIMITED_TENANT, ...options.vars },
+    ...(options.onLog ? { onLog: options.onLog } : {}),
   });
   return {
     url: edge.url,

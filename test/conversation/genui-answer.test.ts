@@ -107,6 +107,23 @@ describe("genui answers in the turn loop", () => {
     expect(components.rows).toHaveLength(0);
   });
 
+  it("rejects an answer over 64 KiB (counted in UTF-8 bytes) or with a lone surrogate, storing no component", async () => {
+    // 22,000 "€" are 66,000 bytes but only 22,000 characters: the limit is on bytes.
+    const big = COMPONENT.replace("hello", "€".repeat(22_000));
+    const lone = COMPONENT.replace("hello", "\ud800");
+    for (const [answer, rule] of [
+      [big, "source-too-large"],
+      [lone, "source-not-utf8"],
+    ] as const) {
+      const { store, components, finish } = await genuiTurn(answer);
+      expect(finish?.turn.mol.genui, rule).toMatchObject({ status: "rejected", findings: 1 });
+      expect(finish?.turn.mol.genui?.summary).toMatch(new RegExp(`^${rule} `));
+      expect(finish?.turn.mol.genui?.renderUrl).toBeUndefined();
+      expect(components.rows).toHaveLength(0);
+      expect(store.events.filter((e) => e.type === "genui_validation")).toHaveLength(1);
+    }
+  });
+
   it("keeps the verdict when storing fails, and gives other labels no verdict", async () => {
     const { finish } = await genuiTurn(COMPONENT, memoryComponents(true));
     expect(finish?.turn.mol.genui).toEqual({ status: "valid", findings: 0, summary: "" });

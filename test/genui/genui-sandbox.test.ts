@@ -140,6 +140,7 @@ describe("POST /v1/genui/components", () => {
         "source-too-large",
       ],
       [await post(new Uint8Array([0x65, 0x78, 0xff, 0xfe]), "text/jsx"), "source-not-utf8"],
+      [await post(`export default () => <p>${"€".repeat(22_000)}</p>;`, "text/jsx"), "source-too-large"],
       [
         await post(new Uint8Array([0x7b, 0x22, 0x73, 0xff, 0x22, 0x7d]), "application/json"),
         "source-not-utf8",
@@ -158,6 +159,10 @@ describe("POST /v1/genui/components", () => {
       expect(body.status).toBe("rejected");
       expect(body.report.findings.map((f) => f.rule)).toContain(rule);
     }
+    // Past the API's body limit the body is not even read to the end: 413, before any validation.
+    const huge = await post(`export default () => <p>${"x".repeat(1024 * 1024)}</p>;`, "text/jsx");
+    expect(huge.status).toBe(413);
+    expect(((await huge.json()) as Rejected).error.code).toBe("payload_too_large");
     expect(await queryLocalD1(persistDir, "SELECT count(*) AS n FROM genui_components")).toEqual(before);
   });
 });

@@ -76,6 +76,21 @@ async function openSignedIn(width: number): Promise<Page> {
   return page;
 }
 
+/**
+ * The whole page in one screenshot. Not `fullPage`: Chromium does not paint a cross-origin frame that is outside
+ * the viewport (offscreen-frame throttling), so a component below the fold came out blank. The viewport grows to
+ * the page instead, and the shot waits until every frame has painted a frame at that size.
+ */
+async function screenshotWhole(page: Page, path: string) {
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  const { width } = page.viewportSize() ?? { width: 390 };
+  await page.setViewportSize({ width, height });
+  const painted = () =>
+    new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
+  for (const frame of page.frames()) await frame.evaluate(painted);
+  await page.screenshot({ path });
+}
+
 async function sendAndWait(page: Page, text: string, turns: number) {
   await page.fill("#input", text);
   await page.click("#send");
@@ -147,7 +162,7 @@ describe("GET /playground", () => {
       inner: window.innerWidth,
     }));
     expect(fit.scroll).toBeLessThanOrEqual(fit.inner);
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, "playground-390.png"), fullPage: true });
+    if (SHOTS) await screenshotWhole(page, join(SHOTS, "playground-390.png"));
     await page.close();
   }, 120_000);
 
@@ -178,7 +193,7 @@ describe("GET /playground", () => {
     await component.waitForSelector("text=70");
     const fit = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
     expect(fit).toBe(true);
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, "playground-genui-390.png"), fullPage: true });
+    if (SHOTS) await screenshotWhole(page, join(SHOTS, "playground-genui-390.png"));
     await component.click("text=Lyon");
     const next = page.locator(".turn").nth(1);
     await expect

@@ -140,6 +140,17 @@ describe("validateComponent", () => {
     expect(rulesOf(new TextEncoder().encode(big))).toEqual(["source-too-large"]);
   });
 
+  it("counts the 64 KiB in UTF-8 bytes, not characters, and accepts a source of exactly 64 KiB", () => {
+    const euros = wrap(`const s = "${"€".repeat(Math.ceil(GENUI_MAX_SOURCE_BYTES / 3))}";`);
+    expect(euros.length).toBeLessThan(GENUI_MAX_SOURCE_BYTES);
+    expect(rulesOf(euros)).toEqual(["source-too-large"]);
+    const base = wrap(`const s = "";`);
+    const exact = base.replace('""', `"${"x".repeat(GENUI_MAX_SOURCE_BYTES - base.length)}"`);
+    expect(new TextEncoder().encode(exact).length).toBe(GENUI_MAX_SOURCE_BYTES);
+    expect(rulesOf(exact)).toEqual([]);
+    expect(rulesOf(exact + " ")).toEqual(["source-too-large"]);
+  });
+
   it("rejects bytes that are not UTF-8 and text with lone surrogates", () => {
     const bytes = new Uint8Array([...new TextEncoder().encode(wrap("")), 0xff, 0xfe, 0xc3]);
     expect(rulesOf(bytes)).toEqual(["source-not-utf8"]);

@@ -1,12 +1,18 @@
 import { credsAuthenticator, wsconnect, type NatsConnection } from "@nats-io/nats-core";
+import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
 import { NoRespondersError } from "../../../schema/wire/v1/index.ts";
 
-/** A Durable Object drops its NATS connection after this long without a turn, so it can be evicted. */
+/** A Durable Object drops its NATS connection after this long with no hop in flight, so it can be evicted. */
 export const DEFAULT_NATS_IDLE_MS = 60_000;
 
 export interface NatsConnector {
   /** The live connection, opened on first use and reused across turns; reconnects are the client's job. */
   get(): Promise<NatsConnection>;
+  /**
+   * Keeps the connection open until the returned release is called: a hop that waits longer than the idle time
+   * for its reply (a long prefill, a long answer) must not lose its connection under it.
+   */
+  hold(): () => void;
   close(): Promise<void>;
 }
 
@@ -23,7 +29,13 @@ export function createNatsConnector(options: {
 }): NatsConnector {
   let connection: Promise<NatsConnection> | undefined;
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  let held = 0;
   const idleMs = options.idleMs ?? DEFAULT_NATS_IDLE_MS;
+  // The idle clock runs only while nothing holds the connection.
+  const rearm = () => {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = held > 0 ? undefined : setTimeout(() => void close(), idleMs);
+  };
 
   const close = async (): Promise<void> => {
     const current = connection;
@@ -34,9 +46,19 @@ export function createNatsConnector(options: {
   };
 
   return {
+    hold() {
+      held++;
+      rearm();
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        held--;
+        rearm();
+      };
+    },
     async get() {
-      if (idleTimer) clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => void close(), idleMs);
+      rearm();
       const current = connection ? await connection.catch(() => undefined) : undefined;
       if (current && !current.isClosed()) return current;
       connection = wsconnect({
@@ -56,6 +78,36 @@ export function createNatsConnector(options: {
       }
     },
     close,
+  };
+}
+
+/** The hops, each holding the connection open from its request until its last reply part (or failure). */
+export function holdConnectionDuringHops(connector: NatsConnector, hops: HopClient): HopClient {
+  return {
+    route: async (input, options) => {
+      const release = connector.hold();
+      try {
+        return await hops.route(input, options);
+      } finally {
+        release();
+      }
+    },
+    summary: async (input, options) => {
+      const release = connector.hold();
+      try {
+        return await hops.summary(input, options);
+      } finally {
+        release();
+      }
+    },
+    async *answer(input, options) {
+      const release = connector.hold();
+      try {
+        yield* hops.answer(input, options);
+      } finally {
+        release();
+      }
+    },
   };
 }
 

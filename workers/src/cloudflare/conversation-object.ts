@@ -20,7 +20,7 @@ import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { ConversationTurns } from "../conversation/conversation-turns.ts";
 import { startStatelessTurn, type TurnLoopDeps } from "../conversation/turn-loop.ts";
 import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
-import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
+import { connectNatsFromEnv, holdConnectionDuringHops, type NatsConnector } from "./connect-nats.ts";
 import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
 import { createD1UsageStore, writeUsageDataPoints } from "./d1-usage-store.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
@@ -76,10 +76,13 @@ export class ConversationObject
     const harnessHash = hashHarness(DEFAULT_HARNESS);
     const usage = createD1UsageStore(env.DB, Date.now);
     this.#deps = {
-      hops: createNatsHopClient(
-        () => this.#nats.get(),
-        env.MOL_SUBJECT_PREFIX,
-        (hopRequestId) => this.#traces.ofHop(hopRequestId),
+      hops: holdConnectionDuringHops(
+        this.#nats,
+        createNatsHopClient(
+          () => this.#nats.get(),
+          env.MOL_SUBJECT_PREFIX,
+          (hopRequestId) => this.#traces.ofHop(hopRequestId),
+        ),
       ),
       placement,
       hopTimeouts: {
