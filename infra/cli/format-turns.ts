@@ -26,6 +26,10 @@ function formatMolFacts(mol: TurnMol): string[] {
   return [
     mol.label,
     formatRouteSource(mol),
+    mol.route?.confidence === undefined ? undefined : `p ${mol.route.confidence.toFixed(2)}`,
+    mol.route?.lowConfidenceLabel === undefined
+      ? undefined
+      : `kept previous over ${mol.route.lowConfidenceLabel}`,
     mol.revision === undefined ? undefined : `rev ${mol.revision.slice(0, REVISION_CHARS)}`,
     timings.routeMs === undefined ? undefined : `route ${formatMs(timings.routeMs)}`,
     timings.answerFirstTokenMs === undefined
@@ -40,7 +44,7 @@ function formatMolFacts(mol: TurnMol): string[] {
 
 /**
  * One line per turn, e.g.
- * `── coding · router · rev 3f9a · route 5ms · first token 9ms · answer 40ms · answer 150/200 cached (75%) · turn 240/300 cached (80%)`.
+ * `── coding · router · p 0.97 · rev 3f9a · route 5ms · first token 9ms · answer 40ms · answer 150/200 cached (75%) · turn 240/300 cached (80%)`.
  */
 export function formatStatusLine(response: MeshResponse): string {
   const facts = response.mol === undefined ? ["no mol facts"] : formatMolFacts(response.mol);

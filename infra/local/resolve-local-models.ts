@@ -2,6 +2,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
 import { ensureBaseAdapters } from "../../gpu-nodes/tools/models/ensure-base-adapters.ts";
+import { findTrainedRouter } from "../../gpu-nodes/tools/models/find-trained-router.ts";
 import {
   DEFAULT_BASE_MODEL,
   TINY_MODEL,
@@ -15,7 +16,7 @@ import {
   runPip,
   type PullModelDeps,
 } from "../../gpu-nodes/tools/models/pull-model.ts";
-import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS, ROUTER_ADAPTER } from "../../schema/wire/v1/index.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** Made by llama.cpp's own converter; lives beside the checkout and is never copied into it. */
@@ -86,12 +87,18 @@ export async function resolveLocalModels(
       modelsDir,
       labels: DEFAULT_ADAPTER_IDS,
     });
+    // The committed router adapter replaces the random l0 when it was trained on exactly this base.
+    const router = findTrainedRouter(entry.sha256);
+    if (router) adapters[ROUTER_ADAPTER] = router.path;
     return {
       env: { MOL_BASE_MODEL: pulled.path, ...adapterEnv(adapters) },
       generated: false,
       description:
         `${entry.name} (${pulled.path}, ${formatMegabytes(entry.bytes)}, ${entry.license}) + ` +
-        `${DEFAULT_ADAPTER_IDS.length} generated LoRAs`,
+        (router
+          ? `trained ${ROUTER_ADAPTER} (dev accuracy ${((router.manifest.devAccuracy ?? 0) * 100).toFixed(1)} %) + ` +
+            `${DEFAULT_ADAPTER_IDS.length - 1} generated LoRAs`
+          : `${DEFAULT_ADAPTER_IDS.length} generated LoRAs`),
     };
   } catch (error) {
     // Only the default falls back: a model the user named is one they meant.

@@ -54,6 +54,10 @@ export const molSchema = z.object({
   adapter: z.string(),
   revision: z.string().optional(),
   source: molSourceSchema,
+  /** The route decision: the router's probability for its label, and its own label when the low-confidence rule replaced it. */
+  route: z
+    .object({ confidence: z.number().min(0).max(1).optional(), lowConfidenceLabel: z.string().optional() })
+    .optional(),
   fallback: molFallbackSchema.optional(),
   /** The node that ran each hop. */
   nodes: perHop(z.string()),

@@ -112,7 +112,15 @@ export const routeDecisionEventSchema = z.object({
   /** How the label was chosen. */
   source: z.enum(["router", "forced", "fallback"]),
   /** Present when the router answered. */
-  router: hopFactsSchema.extend({ rawText: z.string() }).optional(),
+  router: hopFactsSchema
+    .extend({
+      rawText: z.string(),
+      /** The engine's probability of the router's label, when it gave one. */
+      confidence: z.number().min(0).max(1).optional(),
+      /** The router's own label, when its confidence was under `router.minConfidence` and the previous specialist was kept. */
+      lowConfidenceLabel: z.string().optional(),
+    })
+    .optional(),
   /** Present when source = fallback: why the router's answer was not used. */
   fallback: z
     .object({ code: wireErrorCodeSchema, message: z.string(), to: z.enum(["previous", "default"]) })

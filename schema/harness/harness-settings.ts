@@ -39,6 +39,11 @@ export const routerSettingsSchema = z.object({
   viewBudgetBytes: budgetBytesSchema,
   /** The router's view keeps at most this many code points of each user message. */
   maxUserMessageChars: z.int().min(1).max(4096),
+  /**
+   * Under this route confidence the turn keeps the previous turn's specialist (a first turn takes the router's
+   * label anyway). Absent = the router's label always stands. Chosen on dev by `npm run eval:route`.
+   */
+  minConfidence: z.number().min(0).max(1).optional(),
 });
 export type RouterSettings = z.infer<typeof routerSettingsSchema>;
 

@@ -69,6 +69,20 @@ describe("formatStatusLine", () => {
     );
   });
 
+  it("shows the route confidence, and the router's label when the low-confidence rule kept the previous one", () => {
+    const turn = makeTurn();
+    turn.mol = {
+      ...turn.mol,
+      timings: {},
+      usage: {},
+      route: { confidence: 0.4166, lowConfidenceLabel: "chat" },
+    };
+    expect(readResponse(turn).mol?.route?.confidence).toBe(0.4166);
+    expect(formatStatusLine(readResponse(turn))).toMatch(
+      /^── coding · router · p 0\.42 · kept previous over chat · /,
+    );
+  });
+
   it("still prints a line for a server that sends no mol object", () => {
     expect(formatStatusLine({ id: "resp_1", status: "completed", usage: null })).toBe("── no mol facts");
   });

@@ -79,7 +79,9 @@ export class MemoryConversationStore implements ConversationStore {
   }
 }
 
-type RouteScript = (input: RouteRequestInput) => Promise<Pick<RouteResult, "label"> & { usage?: Usage }>;
+type RouteScript = (
+  input: RouteRequestInput,
+) => Promise<Pick<RouteResult, "label"> & { usage?: Usage; confidence?: number }>;
 type AnswerScript = (input: AnswerRequestInput, options: HopCallOptions) => AsyncIterable<AnswerStreamPart>;
 type SummaryScript = (input: SummaryRequestInput) => Promise<{ text: string; usage?: Usage }>;
 
@@ -108,6 +110,7 @@ export function createScriptedHops(script: {
         nodeId: "node-route",
         label: reply.label,
         rawText: reply.label,
+        ...(reply.confidence === undefined ? {} : { confidence: reply.confidence }),
         usage: reply.usage ?? usage(20, 2),
         timings: TIMINGS,
       } satisfies RouteResult;

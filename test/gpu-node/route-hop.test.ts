@@ -55,6 +55,9 @@ describe("route hop", () => {
       expect(result.usage.completionTokens).toBeGreaterThan(0);
       expect(result.usage.completionTokens).toBeLessThanOrEqual(DEFAULT_ROUTE_MAX_TOKENS);
       expect(result.nodeId).toBe("test-node");
+      // The most probable of four labels: at least a quarter of the mass, at most all of it.
+      expect(result.confidence).toBeGreaterThanOrEqual(1 / SPECIALIST_LABELS.length - 1e-6);
+      expect(result.confidence).toBeLessThanOrEqual(1);
       seen.add(result.label);
     }
     // Random weights still spread over labels; a grammar bug that pins one label would show here.
@@ -70,6 +73,7 @@ describe("route hop", () => {
         reasoningMaxTokens: 8,
       });
       expect(["yes", "no"]).toContain(result.label);
+      expect(result.confidence).toBeGreaterThanOrEqual(0.5 - 1e-6);
       expect(result.usage.completionTokens).toBeLessThanOrEqual(12);
       expect(result.rawText.endsWith(result.label)).toBe(true);
     }

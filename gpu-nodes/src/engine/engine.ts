@@ -80,6 +80,8 @@ export interface EngineGenerateResult {
   prefillMs: number;
   /** From the first generated token to the end. */
   decodeMs: number;
+  /** Under a choice constraint, each choice's probability (summing to 1), where the engine exposes them. */
+  choiceProbabilities?: Record<string, number>;
 }
 
 export interface EngineAdapterInfo {
@@ -111,6 +113,8 @@ export interface Engine {
   /** The chat format, context and tokenizer the edge renders views for; absent: the edge's default harness. */
   readonly servedModel?: ServedModel;
   readonly adapters: readonly EngineAdapterInfo[];
+  /** Configured adapters that failed to load: the node serves without them and says so in its heartbeat. */
+  readonly failedAdapters?: ReadonlyArray<{ id: AdapterId; reason: string }>;
   /** Constraints beyond `choice` this engine honours; absent = none. Published in the node's heartbeat. */
   readonly features?: readonly NodeFeature[];
   generate(request: EngineGenerateRequest): Promise<EngineGenerateResult>;

@@ -38,6 +38,14 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
     startedAt: source.startedAt,
     updatedAt: source.clock(),
     heartbeatIntervalMs: source.heartbeatIntervalMs,
+    ...(source.engine.failedAdapters?.length
+      ? {
+          failedAdapters: source.engine.failedAdapters.map((a) => ({
+            id: a.id,
+            reason: a.reason.slice(0, 2000),
+          })),
+        }
+      : {}),
     features: [...(source.engine.features ?? [])],
   };
 }

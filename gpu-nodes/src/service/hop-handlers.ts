@@ -94,6 +94,12 @@ const REASONING_END = "\n";
  * guarantees reasoning + longest label fits `maxTokens`, so the label is never cut off.
  */
 export async function serveRouteHop(request: RouteRequest, ctx: HopContext): Promise<RouteResult> {
+  const failed = ctx.engine.failedAdapters?.find((a) => a.id === request.adapter);
+  if (failed) {
+    throw new UnknownAdapterError(
+      `adapter "${request.adapter}" failed to load on this node: ${failed.reason}`,
+    );
+  }
   const base = {
     adapter: request.adapter,
     conversationId: request.conversationId,
@@ -127,6 +133,7 @@ export async function serveRouteHop(request: RouteRequest, ctx: HopContext): Pro
   if (!request.labels.includes(label)) {
     throw new EngineFailureError(`route decoded ${JSON.stringify(label)}, which is not one of the labels`);
   }
+  const confidence = labelStep.choiceProbabilities?.[label];
   const first = steps[0] as EngineGenerateResult;
   const usage = {
     promptTokens: first.usage.promptTokens,
@@ -144,6 +151,7 @@ export async function serveRouteHop(request: RouteRequest, ctx: HopContext): Pro
     nodeId: ctx.nodeId,
     label,
     rawText: reasoning + labelStep.text,
+    ...(confidence === undefined ? {} : { confidence }),
     usage,
     timings: { queueMs, prefillMs, decodeMs: Math.max(0, totalMs - queueMs - prefillMs), totalMs },
   };

@@ -59,6 +59,8 @@ export const nodeStatusSchema = z.object({
   /** Node clock, unix ms; informative only: liveness comes from the bucket's TTL. */
   updatedAt: z.int().nonnegative(),
   heartbeatIntervalMs: z.int().positive(),
+  /** Configured adapters that failed to load (the node serves no hop for them); absent when none did. */
+  failedAdapters: z.array(z.object({ id: adapterIdSchema, reason: z.string().max(2000) })).optional(),
   /**
    * What this node's engine can do beyond free text (see {@link NODE_FEATURES}); absent on nodes that predate
    * the list, which can do none of it. The edge sends a constrained answer only to a node that lists it.

@@ -12,6 +12,11 @@ export const routeResultSchema = z.object({
   label: z.string(),
   /** Everything decoded, reasoning prefix included. */
   rawText: z.string(),
+  /**
+   * The engine's probability of `label` (0–1) among the request's labels; absent from engines that give none.
+   * Optional so nodes of an older build still validate.
+   */
+  confidence: z.number().min(0).max(1).optional(),
   usage: usageSchema,
   timings: timingsSchema,
 });

@@ -47,6 +47,16 @@ function buildMol(
     ...(answer ? { revision: answer.revision } : {}),
     source: route?.source ?? "router",
     ...(route?.fallback ? { fallback: route.fallback } : {}),
+    ...(route?.router?.confidence === undefined
+      ? {}
+      : {
+          route: {
+            confidence: route.router.confidence,
+            ...(route.router.lowConfidenceLabel === undefined
+              ? {}
+              : { lowConfidenceLabel: route.router.lowConfidenceLabel }),
+          },
+        }),
     nodes: definedOnly({
       route: route?.router?.nodeId,
       answer: answer?.hop.nodeId,

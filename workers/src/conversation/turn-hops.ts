@@ -97,10 +97,16 @@ export async function decideRoute(
           { subject },
         ),
     );
+    const { minConfidence } = harness.router;
+    const keepPrevious =
+      minConfidence !== undefined &&
+      result.confidence !== undefined &&
+      result.confidence < minConfidence &&
+      q.previousLabel !== undefined;
     return {
       type: "route_decision",
       turnId,
-      label: result.label,
+      label: keepPrevious && q.previousLabel !== undefined ? q.previousLabel : result.label,
       source: "router",
       router: {
         nodeId: result.nodeId,
@@ -109,6 +115,8 @@ export async function decideRoute(
         edgeTimings: { totalMs: deps.now() - started },
         placement,
         rawText: result.rawText,
+        ...(result.confidence === undefined ? {} : { confidence: result.confidence }),
+        ...(keepPrevious ? { lowConfidenceLabel: result.label } : {}),
       },
     };
   } catch (error) {

@@ -16,6 +16,7 @@ import {
 } from "../engine.ts";
 import { createConstraintGrammars } from "./constraint-grammars.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
+import { scoreChoicesOnSequence } from "./score-choices.ts";
 import { describeServedModel, readFileMetadata } from "./tokenize-prompt.ts";
 import { SlotPool } from "./slot-pool.ts";
 import { SlotTokens } from "./slot-tokens.ts";
@@ -87,18 +88,31 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   const model: LlamaModel = await llama.loadModel({ modelPath: options.baseModelPath });
   const baseRevision = await options.fingerprintFile(options.baseModelPath);
   const runtimes = new Map<AdapterId, AdapterRuntime>();
+  const failedAdapters: Array<{ id: AdapterId; reason: string }> = [];
   const summarySlots = options.summarySlotsPerAdapter ?? options.slotsPerAdapter;
   const pooled = { maxWaiting: options.maxWaitingPerAdapter };
   try {
     for (const adapter of options.adapters) {
-      const context = await model.createContext({
-        contextSize: options.contextSize,
-        sequences: options.slotsPerAdapter + summarySlots,
-        threads: { ideal: options.threads, min: 1 },
-        ...(adapter.loraPath === undefined
-          ? {}
-          : { lora: { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] } }),
-      });
+      // A LoRA that does not load (corrupt, wrong base) takes only its adapter out, not the node: l0 failing
+      // must show in the heartbeat and as typed route errors, never as routing by a base without its adapter.
+      const context = await model
+        .createContext({
+          contextSize: options.contextSize,
+          sequences: options.slotsPerAdapter + summarySlots,
+          threads: { ideal: options.threads, min: 1 },
+          ...(adapter.loraPath === undefined
+            ? {}
+            : { lora: { adapters: [{ filePath: adapter.loraPath, scale: adapter.scale ?? 1 }] } }),
+        })
+        .catch((error: unknown) => {
+          if (adapter.loraPath === undefined) throw error;
+          failedAdapters.push({
+            id: adapter.id,
+            reason: `LoRA ${basename(adapter.loraPath)}: ${String(error)}`,
+          });
+          return undefined;
+        });
+      if (context === undefined) continue;
       const slots = (count: number): LlamaSlot[] =>
         Array.from({ length: count }, () => ({ sequence: context.getSequence(), tokens: new SlotTokens() }));
       runtimes.set(adapter.id, {
@@ -128,24 +142,36 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     },
     servedModel: describeServedModel(model, options.contextSize),
     adapters: [...runtimes.values()].map((r) => r.info),
+    failedAdapters,
     features: ["output:json_schema", "output:json_object", "output:tools", "output:tools-auto"],
 
     async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
       const runtime = runtimes.get(request.adapter);
       if (!runtime) throw new UnknownAdapterError(`adapter "${request.adapter}" is not loaded on this node`);
-      const grammar = request.constraint ? await grammarFor(request.constraint) : undefined;
+      // A choice is scored exactly (no grammar); other constraints decode under their compiled grammar.
+      const constraint = request.constraint;
+      const grammar = constraint && constraint.type !== "choice" ? await grammarFor(constraint) : undefined;
       const queuedAt = options.now();
       const pool = (request.lane === "summary" ? runtime.summaries : undefined) ?? runtime.pool;
       const lease = await pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
       try {
-        const result = await generateOnSequence({
-          sequence: lease.slot.sequence,
-          slotTokens: lease.slot.tokens,
-          grammar,
-          request,
-          now: options.now,
-        });
+        const result =
+          constraint?.type === "choice"
+            ? await scoreChoicesOnSequence({
+                sequence: lease.slot.sequence,
+                slotTokens: lease.slot.tokens,
+                choices: constraint.choices,
+                request,
+                now: options.now,
+              })
+            : await generateOnSequence({
+                sequence: lease.slot.sequence,
+                slotTokens: lease.slot.tokens,
+                grammar,
+                request,
+                now: options.now,
+              });
         return { ...result, queueMs };
       } finally {
         lease.release();

@@ -32,6 +32,17 @@ export function tokenizePrompt(model: LlamaModel, prompt: string): Token[] {
   return tokens;
 }
 
+/**
+ * A whole view as the context holds it from an empty slot: BOS (where the model wants one), then the prompt's
+ * tokens. The router trainer tokenizes its corpus with this, so it trains on the tokens the node evaluates.
+ */
+export function tokenizeView(model: LlamaModel, prompt: string): Token[] {
+  const tokens = tokenizePrompt(model, prompt);
+  return model.tokens.shouldPrependBosToken && model.tokens.bos != null
+    ? [model.tokens.bos, ...tokens]
+    : tokens;
+}
+
 /** What this node tells the edge about the model it serves: chat format (from the GGUF), context, tokenizer. */
 export function describeServedModel(model: LlamaModel, contextTokens: number): ServedModel {
   const metadata = readFileMetadata(model);

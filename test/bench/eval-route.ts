@@ -1,0 +1,259 @@
+/**
+ * `npm run eval:route`: the router on the corpus's dev/test splits and the out-of-corpus set, through the real
+ * route hop (a GPU node on a real nats-server, views built by the edge's own code), for four routers: a keyword
+ * baseline, zero-shot l0 (the bare base with the router prompt), few-shot l0 (exemplars in the router's system
+ * prompt) and the trained l0 adapter. Writes JSON, Markdown and an SVG into test/bench/results.
+ * Options: --sets dev,test,ood  --routers keyword,zero-shot,few-shot,trained  --limit N  --threads N
+ *   --family served|plain|chatml|llama3|llama2: the chat format the views are rendered in; default served, the one
+ *   the node's heartbeat gives the edge (ChatML for SmolLM2). The committed adapter was trained on plain views.
+ *   --smoke: the first 16 test examples, keyword and trained, written to the temp dir unless --out says otherwise
+ *   (CI speed; test/routing/eval-route-smoke.test.ts runs it)
+ * Env: MOL_ROUTER_BASE (base GGUF; default the models cache's SmolLM2), MOL_ROUTER_ADAPTER (default the committed one).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { connect } from "@nats-io/transport-node";
+import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
+import { fingerprintFile } from "../../gpu-nodes/src/runtime/fingerprint-file.ts";
+import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
+import { loadCorpus, type CorpusRecord } from "../../gpu-nodes/training/router/check-corpus.ts";
+import { findCatalogEntry, resolveModelsDir } from "../../gpu-nodes/tools/models/model-catalog.ts";
+import { renderExamplePrompt } from "./routing/render-router-prompts.ts";
+import { chatTemplateFamilySchema } from "../../schema/harness/chat-templates.ts";
+import {
+  DEFAULT_CONTEXT_TOKENS,
+  DEFAULT_HARNESS,
+  buildDefaultHarness,
+} from "../../schema/harness/default-harness.ts";
+import type { HarnessDocument } from "../../schema/harness/harness-settings.ts";
+import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { createMemoryLogger } from "../harness/start-test-node.ts";
+import { startNatsServer } from "../harness/start-nats-server.ts";
+import { renderBarChartSvg } from "./plots/render-bar-chart-svg.ts";
+import { routeByKeywords } from "./routing/keyword-router.ts";
+import {
+  applyLowConfidenceRule,
+  chooseLowConfidenceThreshold,
+  measureRouting,
+  type RoutePrediction,
+} from "./routing/route-metrics.ts";
+import {
+  readMisroutedNotes,
+  renderRouteEvalMarkdown,
+  type RouteEvalReport,
+} from "./routing/render-route-eval.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const ROUTERS = ["keyword", "zero-shot", "few-shot", "trained"] as const;
+type RouterName = RouteEvalReport["results"][number]["router"];
+const LABELS = DEFAULT_HARNESS.router.labels;
+
+const { values } = parseArgs({
+  options: {
+    sets: { type: "string" },
+    routers: { type: "string" },
+    limit: { type: "string" },
+    threads: { type: "string", default: "2" },
+    out: { type: "string" },
+    family: { type: "string", default: "served" },
+    smoke: { type: "boolean", default: false },
+    /** A previous report whose routers this run did not measure are kept (a long baseline run, reused). */
+    merge: { type: "string" },
+  },
+});
+const smoke = values.smoke;
+const sets = (values.sets ?? (smoke ? "test" : "dev,test,ood")).split(",").filter(Boolean);
+const routers = (values.routers ?? (smoke ? "keyword,trained" : ROUTERS.join(",")))
+  .split(",")
+  .filter(Boolean) as RouterName[];
+const limit = Number(values.limit ?? (smoke ? "16" : "0"));
+const RESULTS_DIR = join(ROOT, "test/bench/results");
+const out = values.out ?? join(smoke ? tmpdir() : RESULTS_DIR, smoke ? "route-eval-smoke" : "route-eval");
+const unknownRouter = routers.find((r) => !(ROUTERS as readonly string[]).includes(r));
+if (unknownRouter !== undefined || sets.some((s) => !["dev", "test", "ood"].includes(s)) || !(limit >= 0)) {
+  throw new Error(
+    `eval:route: bad --routers, --sets or --limit (routers: ${ROUTERS.join(", ")}; sets: dev, test, ood)`,
+  );
+}
+const familyOption = values.family === "served" ? "served" : chatTemplateFamilySchema.parse(values.family);
+
+const smol = findCatalogEntry("smollm2-135m-instruct");
+const basePath =
+  process.env["MOL_ROUTER_BASE"] ?? join(resolveModelsDir(process.env), smol?.fileName ?? "missing.gguf");
+const adapterPath =
+  process.env["MOL_ROUTER_ADAPTER"] ?? join(ROOT, "gpu-nodes/training/router/adapters/l0-smollm2.gguf");
+if (!existsSync(basePath))
+  throw new Error(`no base model at ${basePath}: run \`npm run molmesh -- models pull\``);
+
+const { records } = loadCorpus();
+const { records: ood } = loadCorpus(join(ROOT, "gpu-nodes/training/router/corpus-ood"));
+const bySet: Record<string, CorpusRecord[]> = {
+  dev: records.filter((r) => r.split === "dev"),
+  test: records.filter((r) => r.split === "test"),
+  ood,
+};
+
+const nats = await startNatsServer();
+const engine = await createLlamaEngine({
+  baseModelPath: basePath,
+  adapters: [
+    { id: "l0-bare" },
+    ...(routers.includes("trained") ? [{ id: "l0", loraPath: adapterPath }] : []),
+  ],
+  threads: Number(values.threads),
+  contextSize: 2048,
+  slotsPerAdapter: 1,
+  maxWaitingPerAdapter: 4,
+  now: () => performance.now(),
+  fingerprintFile,
+});
+// What the edge renders for this node: its heartbeat's chat format (served), unless --family names one.
+const family = familyOption === "served" ? (engine.servedModel?.templateFamily ?? "plain") : familyOption;
+/** The harness the views are rendered with: the edge's default for a model of this chat format. */
+const baseHarness =
+  family === "plain"
+    ? DEFAULT_HARNESS
+    : buildDefaultHarness({ family, contextTokens: DEFAULT_CONTEXT_TOKENS });
+
+/** Few-shot: two short training messages per label, in the router's own system line. */
+function fewShotHarness(): HarnessDocument {
+  const train = records.filter((r) => r.split === "train" && !r.context && r.message.length < 70);
+  const shots = LABELS.flatMap((label) => train.filter((r) => r.label === label).slice(3, 5));
+  const examples = shots.map((r) => `"${r.message}" → ${r.label}`).join("; ");
+  const router = {
+    ...baseHarness.router,
+    systemPrompt: `${baseHarness.router.systemPrompt} Examples: ${examples}.`,
+  };
+  return { ...baseHarness, router };
+}
+
+const nodeNc = await connect({ servers: nats.url });
+const client = await connect({ servers: nats.url });
+const node = await startGpuNode({
+  nc: nodeNc,
+  engine,
+  nodeId: "eval-node",
+  logger: createMemoryLogger().logger,
+  now: () => performance.now(),
+  clock: () => Date.now(),
+});
+
+async function route(router: RouterName, example: CorpusRecord, i: number): Promise<RoutePrediction> {
+  const previous = example.context?.at(-1)?.label;
+  if (router === "keyword") {
+    const { label, confidence } = routeByKeywords(example.message);
+    return { id: example.id, gold: example.label, predicted: label, confidence, previous };
+  }
+  const harness = router === "few-shot" ? fewShotHarness() : baseHarness;
+  const started = performance.now();
+  const result = await requestRoute(client, {
+    version: WIRE_VERSION,
+    type: "route",
+    requestId: `${router}-${i}`,
+    // One conversation per router: its system line stays in the KV slot, as in a conversation's later turns.
+    conversationId: `eval-${router}`,
+    adapter: router === "trained" ? "l0" : "l0-bare",
+    labels: [...LABELS],
+    view: renderExamplePrompt(example, harness),
+    timeoutMs: 60_000,
+  });
+  return {
+    id: example.id,
+    gold: example.label,
+    predicted: result.label,
+    confidence: result.confidence ?? 1,
+    hopMs: performance.now() - started,
+    previous,
+  };
+}
+
+const report: RouteEvalReport = {
+  machine: {
+    cpus: (await import("node:os")).cpus().length,
+    threads: Number(values.threads),
+    base: basePath,
+    adapter: routers.includes("trained") ? adapterPath : null,
+  },
+  views: { family, contextTokens: baseHarness.contextTokens },
+  results: [],
+  lowConfidence: [],
+  misrouted: [],
+};
+const predictions = new Map<string, RoutePrediction[]>();
+try {
+  for (const router of routers) {
+    for (const set of sets) {
+      const examples = (bySet[set] ?? []).slice(0, limit > 0 ? limit : undefined);
+      const out: RoutePrediction[] = [];
+      for (const [i, example] of examples.entries()) out.push(await route(router, example, i));
+      predictions.set(`${router}/${set}`, out);
+      const metrics = measureRouting(out, LABELS);
+      report.results.push({ router, set, metrics });
+      console.log(
+        `${router} ${set}: accuracy ${(metrics.accuracy * 100).toFixed(1)}% macro-F1 ${metrics.macroF1.toFixed(3)} ECE ${metrics.ece.toFixed(3)} p50 ${metrics.hopMs?.p50.toFixed(0) ?? "-"} ms`,
+      );
+    }
+    const dev = predictions.get(`${router}/dev`);
+    const test = predictions.get(`${router}/test`);
+    if (dev && router !== "keyword") {
+      const chosen = chooseLowConfidenceThreshold(dev);
+      const ruled = test?.map((p) => applyLowConfidenceRule(p, chosen.threshold));
+      report.lowConfidence.push({
+        router,
+        threshold: chosen.threshold,
+        devAccuracy: chosen.accuracy,
+        testAccuracyRuled: ruled
+          ? ruled.filter((p) => p.gold === p.predicted).length / Math.max(1, ruled.length)
+          : null,
+      });
+    }
+    const byId = new Map(records.map((r) => [r.id, r]));
+    for (const p of (test ?? []).filter((x) => x.gold !== x.predicted)) {
+      report.misrouted.push({ router, ...p, message: byId.get(p.id)?.message.slice(0, 160) ?? "" });
+    }
+  }
+} finally {
+  await node.stop(1_000);
+  await Promise.allSettled([client.close(), nodeNc.close()]);
+  await nats.dispose();
+}
+
+if (values.merge) {
+  const earlier = JSON.parse(readFileSync(values.merge, "utf8")) as RouteEvalReport;
+  if (earlier.views.family !== family) {
+    throw new Error(
+      `--merge: ${values.merge} rendered views as ${earlier.views.family}, this run as ${family}`,
+    );
+  }
+  const fresh = (r: { router: RouterName }) => !routers.includes(r.router);
+  report.results = [...earlier.results.filter(fresh), ...report.results];
+  report.lowConfidence = [...earlier.lowConfidence.filter(fresh), ...report.lowConfidence];
+  report.misrouted = [...earlier.misrouted.filter(fresh), ...report.misrouted];
+}
+const order = (r: { router: RouterName }) => ROUTERS.indexOf(r.router);
+report.results.sort((a, b) => order(a) - order(b));
+const plotted = ROUTERS.filter((r) => report.results.some((x) => x.router === r));
+mkdirSync(join(out, ".."), { recursive: true });
+writeFileSync(`${out}.json`, JSON.stringify(report, null, 2) + "\n");
+// The hand-read misroutes explain the committed report, and no other run's.
+const committed = out === join(RESULTS_DIR, "route-eval");
+writeFileSync(`${out}.md`, renderRouteEvalMarkdown(report, committed ? readMisroutedNotes(RESULTS_DIR) : {}));
+writeFileSync(
+  `${out}.svg`,
+  renderBarChartSvg({
+    title: `Route accuracy by router (route hop over NATS, SmolLM2-135M Q4_1, ${family} views)`,
+    yLabel: "accuracy %",
+    categories: sets,
+    series: plotted.map((router) => ({
+      name: router,
+      values: sets.map((set) => {
+        const r = report.results.find((x) => x.router === router && x.set === set);
+        return r ? Number((r.metrics.accuracy * 100).toFixed(1)) : Number.NaN;
+      }),
+    })),
+  }),
+);
+console.log(`wrote ${out}.{json,md,svg}`);

@@ -1,0 +1,116 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import type { RouteMetrics } from "./route-metrics.ts";
+
+export type RouterName = "keyword" | "zero-shot" | "few-shot" | "trained";
+
+export interface RouteEvalReport {
+  machine: { cpus: number; threads: number; base: string; adapter: string | null };
+  /** The chat format and context the views were rendered for (the edge's default harness for that model). */
+  views: { family: string; contextTokens: number };
+  results: Array<{ router: RouterName; set: string; metrics: RouteMetrics }>;
+  lowConfidence: Array<{
+    router: RouterName;
+    threshold: number;
+    devAccuracy: number;
+    testAccuracyRuled: number | null;
+  }>;
+  misrouted: Array<{
+    router: RouterName;
+    id: string;
+    gold: string;
+    predicted: string;
+    confidence: number;
+    message: string;
+  }>;
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+/** Why the trained router got a test example wrong, by example id: written by a person reading the misroutes. */
+export const misroutedNotesSchema = z.record(z.string(), z.string().min(1).max(200));
+export type MisroutedNotes = z.infer<typeof misroutedNotesSchema>;
+export const MISROUTED_NOTES_FILE = "route-eval-notes.json";
+
+export function readMisroutedNotes(resultsDir: string): MisroutedNotes {
+  const path = join(resultsDir, MISROUTED_NOTES_FILE);
+  return existsSync(path) ? misroutedNotesSchema.parse(JSON.parse(readFileSync(path, "utf8"))) : {};
+}
+
+const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
+
+/** The route eval as Markdown: the summary table (the README's), then per-label figures and confusions. */
+export function renderRouteEvalMarkdown(report: RouteEvalReport, notes: MisroutedNotes = {}): string {
+  const lines = [
+    "# Route eval",
+    "",
+    `Route hop over NATS on a real GPU node (llama.cpp, ${report.machine.threads} threads, ${report.machine.cpus} CPUs); ` +
+      `views rendered by the edge's default harness for a ${report.views.family} model with ${report.views.contextTokens} context tokens.`,
+    "",
+    renderRouteSummaryTable(report),
+    "",
+  ];
+  if (report.lowConfidence.length > 0) {
+    lines.push("## Low-confidence rule (keep the previous specialist), threshold chosen on dev", "");
+    lines.push(
+      "| router | threshold | dev accuracy with rule | test accuracy with rule |",
+      "| --- | --- | --- | --- |",
+    );
+    for (const l of report.lowConfidence) {
+      lines.push(
+        `| ${l.router} | ${l.threshold} | ${pct(l.devAccuracy)} | ${l.testAccuracyRuled === null ? "–" : pct(l.testAccuracyRuled)} |`,
+      );
+    }
+    lines.push("");
+  }
+  for (const { router, set, metrics } of report.results) {
+    const labels = Object.keys(metrics.perLabel);
+    lines.push(`## ${router} on ${set}`, "");
+    lines.push("| label | precision | recall | F1 | support |", "| --- | --- | --- | --- | --- |");
+    for (const [label, m] of Object.entries(metrics.perLabel)) {
+      lines.push(`| ${label} | ${pct(m.precision)} | ${pct(m.recall)} | ${m.f1.toFixed(3)} | ${m.support} |`);
+    }
+    lines.push(
+      "",
+      `| gold \\ predicted | ${labels.join(" | ")} |`,
+      `| --- |${labels.map(() => " --- |").join("")}`,
+    );
+    for (const gold of labels) {
+      lines.push(`| ${gold} | ${labels.map((p) => metrics.confusion[gold]?.[p] ?? 0).join(" | ")} |`);
+    }
+    lines.push("");
+  }
+  const trained = report.misrouted.filter((m) => m.router === "trained");
+  const noted = trained.filter((m) => notes[m.id] !== undefined);
+  const misrouted = [...noted, ...trained.filter((m) => notes[m.id] === undefined)].slice(0, 20);
+  if (misrouted.length > 0) {
+    lines.push(
+      `## Misrouted test examples (trained): ${trained.length}, the first ${misrouted.length}, the ${noted.length} read by hand first`,
+      "",
+      "| id | gold | predicted | confidence | message | why |",
+    );
+    lines.push("| --- | --- | --- | --- | --- | --- |");
+    for (const m of misrouted) {
+      lines.push(
+        `| ${m.id} | ${m.gold} | ${m.predicted} | ${m.confidence.toFixed(2)} | ${cell(m.message)} | ${cell(notes[m.id] ?? "")} |`,
+      );
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+export function renderRouteSummaryTable(report: RouteEvalReport): string {
+  const rows = [
+    "| router | set | n | accuracy | macro-F1 | ECE | route hop p50 / p95 |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const { router, set, metrics: m } of report.results) {
+    const hop = m.hopMs ? `${m.hopMs.p50.toFixed(0)} / ${m.hopMs.p95.toFixed(0)} ms` : "–";
+    rows.push(
+      `| ${router} | ${set} | ${m.n} | ${pct(m.accuracy)} | ${m.macroF1.toFixed(3)} | ${m.ece.toFixed(3)} | ${hop} |`,
+    );
+  }
+  return rows.join("\n");
+}

@@ -1,0 +1,69 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { trainedRouterManifestSchema } from "../../gpu-nodes/tools/models/find-trained-router.ts";
+import {
+  readMisroutedNotes,
+  renderRouteEvalMarkdown,
+  renderRouteSummaryTable,
+  type RouteEvalReport,
+} from "../bench/routing/render-route-eval.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const RESULTS = join(ROOT, "test/bench/results");
+const ADAPTERS = join(ROOT, "gpu-nodes/training/router/adapters");
+const report = JSON.parse(readFileSync(join(RESULTS, "route-eval.json"), "utf8")) as RouteEvalReport;
+const manifest = trainedRouterManifestSchema.parse(
+  JSON.parse(readFileSync(join(ADAPTERS, "manifest.json"), "utf8")),
+);
+const notes = readMisroutedNotes(RESULTS);
+
+/** A Markdown table's rows as trimmed cells, separator rows left out (prettier pads the README's columns). */
+function tableRows(markdown: string): string[][] {
+  return markdown
+    .split("\n")
+    .filter((line) => line.startsWith("|") && !/^\|[\s|-]+\|$/.test(line))
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split("|")
+        .map((c) => c.trim()),
+    );
+}
+
+const result = (router: string, set: string) =>
+  report.results.find((r) => r.router === router && r.set === set)?.metrics;
+
+/** The committed figures say one thing everywhere: README, Markdown report, manifest, hand-read misroutes. */
+describe("the committed route eval", () => {
+  it("is the README's routing table, row for row", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("### Routing:"), readme.indexOf("### Storage planner"));
+    const readmeTable = section.split("\n\n").find((block) => block.startsWith("| router"));
+    expect(readmeTable, "README has a routing table").toBeDefined();
+    expect(tableRows(readmeTable ?? "")).toEqual(tableRows(renderRouteSummaryTable(report)));
+  });
+
+  it("renders to the committed Markdown (the .md was written from this .json and these notes)", () => {
+    expect(readFileSync(join(RESULTS, "route-eval.md"), "utf8")).toBe(renderRouteEvalMarkdown(report, notes));
+  });
+
+  it("agrees with the adapter manifest: the adapter file, its dev accuracy and threshold", () => {
+    const adapter = readFileSync(join(ADAPTERS, manifest.adapter));
+    expect(createHash("sha256").update(adapter).digest("hex")).toBe(manifest.adapterSha256);
+    expect(manifest.devAccuracy).toBe(result("trained", "dev")?.accuracy);
+    const rule = report.lowConfidence.find((l) => l.router === "trained");
+    expect(manifest.minConfidence).toBe(rule?.threshold);
+    expect(manifest.testAccuracy).toBe(result("trained", "test")?.accuracy);
+    expect(manifest.views).toEqual(report.views);
+  });
+
+  it("explains ten of the trained router's test misroutes, each one it really got wrong", () => {
+    const misrouted = new Set(report.misrouted.filter((m) => m.router === "trained").map((m) => m.id));
+    expect(Object.keys(notes)).toHaveLength(10);
+    for (const id of Object.keys(notes)) expect(misrouted, id).toContain(id);
+    const wrong = result("trained", "test");
+    expect(wrong && Math.round(wrong.n * (1 - wrong.accuracy))).toBe(misrouted.size);
+  });
+});
