@@ -31,6 +31,7 @@ function createTestApp(genuiSandboxOrigin: string | undefined) {
     conversationIndex: { add: unused, remove: unused, list: unused },
     limits: unused,
     readFleetHealth: unused,
+    usage: { query: unused },
     authenticate: (apiKey) =>
       authenticateApiKey(apiKey, { store: memory.store, devApiKey: DEV_KEY, now: Date.now() }),
     tenantStore: memory.store,
