@@ -1,7 +1,9 @@
 /**
  * The JSON Schema subset molmesh can decode under a grammar: what OpenAI's strict mode accepts, cut down to what
- * node-llama-cpp's `GbnfJsonSchema` can constrain (no `pattern`, no `format`, no `multipleOf`, every property
- * required, no additional properties). A schema passes {@link checkJsonSchemaSubset} or is refused naming the
+ * node-llama-cpp's `GbnfJsonSchema` can constrain (no `pattern`, no `format`, no `multipleOf`, no additional
+ * properties). `required` may leave properties out (OpenAI accepts that without `strict`): every property is
+ * decoded all the same, and an object with all of them is valid under the schema; {@link checkStrictSchema}
+ * holds a `strict: true` schema to OpenAI's stricter rules. A schema passes {@link checkJsonSchemaSubset} or is refused naming the
  * first keyword that is not in the subset, with its JSON pointer; {@link validateJsonValue} checks output
  * against it. Numeric bounds are the one part a grammar holds only in part (see `numberGrammar` in
  * json-schema-convert.ts): sign, digit count and small integer ranges are exact, other bounds are not.
@@ -287,14 +289,16 @@ function checkObject(node: Record<string, unknown>, pointer: string, depth: numb
   }
   const required = node["required"];
   if (required !== undefined) {
-    const list = Array.isArray(required) ? required : [];
-    const exact = list.length === names.length && names.every((name) => list.includes(name));
-    if (!Array.isArray(required) || !exact) {
+    const list: unknown[] = Array.isArray(required) ? required : [];
+    const bad =
+      !Array.isArray(required) ||
+      list.some((name, i) => typeof name !== "string" || !names.includes(name) || list.indexOf(name) !== i);
+    if (bad) {
       refuse(
-        "unsupported_keyword",
+        "invalid_schema",
         "required",
         `${pointer}/required`,
-        "every property must be listed in required; optional properties are not supported (use anyOf with null)",
+        "required must list distinct names of properties",
       );
     }
   }
@@ -405,6 +409,57 @@ export function checkJsonSchemaSubset(schema: unknown, options: { rootObject?: b
     });
   }
   return { ok: true, schema: schema as SubsetSchema };
+}
+
+/**
+ * OpenAI's strict-mode rules on a subset schema: each object lists every property in `required` and says
+ * `additionalProperties: false`. The message is OpenAI's wording, `context` naming the path to the object.
+ */
+export function checkStrictSchema(schema: SubsetSchema): SchemaIssue | null {
+  return strictIssue(schema, [], "");
+}
+
+function strictIssue(schema: SubsetSchema, context: string[], pointer: string): SchemaIssue | null {
+  const at = (path: string[]): string =>
+    `In context=(${path.map((p) => `'${p}'`).join(", ")}${path.length === 1 ? "," : ""})`;
+  const issue = (keyword: string, message: string): SchemaIssue => ({
+    code: "invalid_schema",
+    keyword,
+    pointer: `${pointer}/${keyword}`,
+    message: `${at(context)}, ${message}`,
+  });
+  if ("anyOf" in schema) {
+    for (const [i, option] of schema.anyOf.entries()) {
+      const found = strictIssue(option, [...context, "anyOf", String(i)], `${pointer}/anyOf/${i}`);
+      if (found) return found;
+    }
+    return null;
+  }
+  if ("enum" in schema || "const" in schema) return null;
+  if (schema.type === "array") return strictIssue(schema.items, [...context, "items"], `${pointer}/items`);
+  if (schema.type !== "object") return null;
+  const names = Object.keys(schema.properties);
+  const missing = names.find((name) => !(schema.required ?? []).includes(name));
+  if (missing !== undefined) {
+    return issue(
+      "required",
+      `'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`,
+    );
+  }
+  if (schema.additionalProperties !== false)
+    return issue(
+      "additionalProperties",
+      "'additionalProperties' is required to be supplied and to be false.",
+    );
+  for (const name of names) {
+    const found = strictIssue(
+      schema.properties[name] as SubsetSchema,
+      [...context, "properties", name],
+      `${pointer}/properties/${escapePointer(name)}`,
+    );
+    if (found) return found;
+  }
+  return null;
 }
 
 function refusal(issue: SchemaIssue): SchemaCheck {

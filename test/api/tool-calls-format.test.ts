@@ -227,6 +227,55 @@ describe("requests into tools, constraints and turn text", () => {
     });
   });
 
+  it("takes optional properties unless strict: true, and refuses strict violations in OpenAI's words", () => {
+    const optional = {
+      type: "object",
+      properties: { a: { type: "string" }, b: { type: "integer" } },
+      required: ["a"],
+    };
+    const format = (strict?: boolean) => ({
+      input: "x",
+      text: {
+        format: {
+          type: "json_schema",
+          name: "o",
+          schema: optional,
+          ...(strict === undefined ? {} : { strict }),
+        },
+      },
+    });
+    expect(responseBody.safeParse(format()).success).toBe(true);
+    expect(responseBody.safeParse(format(false)).success).toBe(true);
+    const strict = responseBody.safeParse(format(true));
+    expect(strict.error?.issues[0]).toMatchObject({
+      path: ["text", "format", "schema"],
+      message:
+        "Invalid schema for response_format 'o': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing 'b'.",
+    });
+    const tool = (parameters: unknown, strict: boolean) => ({
+      model: "mol",
+      messages: [{ role: "user", content: "x" }],
+      tools: [{ type: "function", function: { name: "f", parameters, strict } }],
+    });
+    expect(chatBody.safeParse(tool(optional, false)).success).toBe(true);
+    const open = chatBody.safeParse(tool({ ...optional, required: ["a", "b"] }, true));
+    expect(open.error?.issues[0]).toMatchObject({
+      path: ["tools", 0, "function", "parameters"],
+      message:
+        "Invalid schema for function 'f': In context=(), 'additionalProperties' is required to be supplied and to be false.",
+    });
+    const nested = {
+      type: "object",
+      properties: { inner: { ...optional, additionalProperties: false } },
+      required: ["inner"],
+      additionalProperties: false,
+    };
+    expect(chatBody.safeParse(tool(nested, true)).error?.issues[0]?.message).toContain(
+      "In context=('properties', 'inner'), 'required'",
+    );
+    expect(chatBody.safeParse(tool({ ...optional, required: ["a", "zz"] }, false)).success).toBe(false);
+  });
+
   it("a Responses input ending in tool results is a turn of those results; its calls are known", () => {
     const body = responseBody.parse({
       input: [

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   checkJsonSchemaSubset,
+  checkStrictSchema,
   describeSchemaIssue,
   MAX_SCHEMA_DEPTH,
   MAX_SCHEMA_NODES,
@@ -48,7 +49,6 @@ describe("the JSON schema subset checker", () => {
       object({ a: { type: "string" } }, { additionalProperties: true }),
       "/additionalProperties",
     ],
-    ["required", object({ a: { type: "string" }, b: { type: "string" } }, { required: ["a"] }), "/required"],
     ["not", object({ "a/b": { not: {} } }), "/properties/a~1b/not"],
   ])("names %s with its pointer", (keyword, schema, pointer) => {
     const issue = issueOf(schema);
@@ -112,6 +112,23 @@ describe("the JSON schema subset checker", () => {
     expect(schema).toHaveProperty(["properties", "count", "minimum"], -(2 ** 53 - 1));
     const check = checkJsonSchemaSubset(schema, { rootObject: true });
     expect(check).toMatchObject({ ok: true });
+  });
+
+  it("takes a required list that leaves properties out; strict mode refuses it", () => {
+    const optional = object({ a: { type: "string" }, b: { type: "string" } }, { required: ["a"] });
+    const check = checkJsonSchemaSubset(optional, { rootObject: true });
+    expect(check.ok).toBe(true);
+    expect(check.ok && checkStrictSchema(check.schema)).toMatchObject({
+      keyword: "required",
+      pointer: "/required",
+    });
+    expect(issueOf(object({ a: { type: "string" } }, { required: ["a", "a"] }))).toMatchObject({
+      code: "invalid_schema",
+      keyword: "required",
+    });
+    expect(issueOf(object({ a: { type: "string" } }, { required: ["b"] }))).toMatchObject({
+      keyword: "required",
+    });
   });
 
   it("refuses number bounds that are not numbers or leave no value", () => {

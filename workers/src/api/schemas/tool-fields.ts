@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { ViewTool } from "../../../../schema/harness/tools-block.ts";
 import {
   checkJsonSchemaSubset,
+  checkStrictSchema,
   describeSchemaIssue,
   type SubsetSchema,
 } from "../../../../schema/tools/json-schema-subset.ts";
@@ -18,7 +19,9 @@ import {
  * specialist's view shows (schema/harness/tools-block.ts) and the output constraint its answer is decoded
  * under (schema/wire/v1/output-constraint.ts). Schemas must be in molmesh's subset whatever `strict` says:
  * the engine always decodes under the grammar built from them, so arguments and structured output always
- * parse and validate; a schema outside it is a 400 naming the keyword.
+ * parse and validate; a schema outside it is a 400 naming the keyword. Optional properties are accepted
+ * unless `strict: true` (as OpenAI does) and decoded as if required: an object with every property is valid
+ * under the schema, and a grammar that may skip properties would need one branch per subset of them.
  */
 
 /**
@@ -36,6 +39,30 @@ const subsetSchemaField = z.unknown().transform((value, ctx): SubsetSchema => {
   return z.NEVER;
 });
 
+/**
+ * `strict: true` holds a schema to OpenAI's strict rules (every property required, no additional ones), with
+ * OpenAI's 400 wording; without it the subset alone applies.
+ */
+function refineStrict(key: "parameters" | "schema", what: (name: string) => string) {
+  return (
+    value: { name: string; strict?: boolean | null | undefined; [field: string]: unknown },
+    ctx: z.RefinementCtx,
+  ): void => {
+    const schema = value[key] as SubsetSchema | undefined;
+    if (value.strict !== true || schema === undefined) return;
+    const issue = checkStrictSchema(schema);
+    if (issue) {
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `Invalid schema for ${what(value.name)}: ${issue.message}`,
+      });
+    }
+  };
+}
+const strictFunction = refineStrict("parameters", (name) => `function '${name}'`);
+const strictFormat = refineStrict("schema", (name) => `response_format '${name}'`);
+
 const EMPTY_PARAMETERS: SubsetSchema = { type: "object", properties: {}, additionalProperties: false };
 
 /** A function tool's fields, shared by both APIs' shapes. */
@@ -47,11 +74,13 @@ const functionFields = {
 };
 
 /** Responses: `{type: "function", name, parameters, strict}`. */
-export const responseToolSchema = z.strictObject({ type: z.literal("function"), ...functionFields });
+export const responseToolSchema = z
+  .strictObject({ type: z.literal("function"), ...functionFields })
+  .superRefine(strictFunction);
 /** Chat Completions: `{type: "function", function: {name, parameters, strict}}`. */
 export const chatToolSchema = z.strictObject({
   type: z.literal("function"),
-  function: z.strictObject(functionFields),
+  function: z.strictObject(functionFields).superRefine(strictFunction),
 });
 export type ResponseTool = z.infer<typeof responseToolSchema>;
 type FunctionFields = z.infer<typeof responseToolSchema>;
@@ -77,13 +106,16 @@ const formatFields = {
 export const responseTextFormatSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("text") }),
   z.strictObject({ type: z.literal("json_object") }),
-  z.strictObject({ type: z.literal("json_schema"), ...formatFields }),
+  z.strictObject({ type: z.literal("json_schema"), ...formatFields }).superRefine(strictFormat),
 ]);
 /** Chat `response_format`. */
 export const chatResponseFormatSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("text") }),
   z.strictObject({ type: z.literal("json_object") }),
-  z.strictObject({ type: z.literal("json_schema"), json_schema: z.strictObject(formatFields) }),
+  z.strictObject({
+    type: z.literal("json_schema"),
+    json_schema: z.strictObject(formatFields).superRefine(strictFormat),
+  }),
 ]);
 export type ResponseTextFormat = z.infer<typeof responseTextFormatSchema>;
 
