@@ -227,6 +227,44 @@ describe("requests into tools, constraints and turn text", () => {
     });
   });
 
+  it("tools with a json_schema format are one constraint under auto; required calls; json_object is refused", () => {
+    const tools = [
+      { type: "function" as const, name: "f", parameters: { type: "object" as const, properties: {} } },
+    ];
+    const schema = { type: "object" as const, properties: { a: { type: "string" as const } } };
+    const format = { type: "json_schema" as const, name: "o", schema };
+    expect(toOutputConstraint({ tools, format })).toMatchObject({
+      type: "tools",
+      choice: "auto",
+      format: { name: "o", schema },
+    });
+    expect(toOutputConstraint({ tools, format, choice: "none" })).toEqual({
+      type: "json_schema",
+      name: "o",
+      schema,
+    });
+    const body = (extra: object) => ({ model: "mol", messages: [{ role: "user", content: "x" }], ...extra });
+    const chatTools = [{ type: "function", function: { name: "f" } }];
+    expect(
+      chatBody.safeParse(
+        body({
+          tools: chatTools,
+          response_format: { type: "json_schema", json_schema: { name: "o", schema } },
+        }),
+      ).success,
+    ).toBe(true);
+    const pair = responseBody.safeParse({
+      input: "x",
+      tools: [{ type: "function", name: "f" }],
+      text: { format },
+    });
+    expect(pair.success).toBe(true);
+    expect(
+      chatBody.safeParse(body({ tools: chatTools, response_format: { type: "json_object" } })).error
+        ?.issues[0]?.path,
+    ).toEqual(["response_format"]);
+  });
+
   it("takes optional properties unless strict: true, and refuses strict violations in OpenAI's words", () => {
     const optional = {
       type: "object",

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   composeJsonGrammar,
+  composeToolsAndFormatGrammar,
   numberRule,
   tightenJsonSchemaGrammar,
 } from "../../gpu-nodes/src/engine/llama/constraint-grammars.ts";
@@ -61,5 +62,22 @@ describe("JSON schema grammars for llama.cpp", () => {
       '([1-9] [0-9]{0,15} ("." [0-9]{1,16})? | "0" "." [0-9]{0,15} [1-9]) ([eE] [-+]? [0-9]{1,2})?',
     );
     expect(numberRule({ integer: true, sign: "positive", digits: 1, exponent: false })).toBe("([1-9])");
+  });
+
+  it("splits one generated wrapper into the format's JSON or the marker and a call", () => {
+    const wrapper = [
+      'root ::= "{" ws "\\"molmesh-text\\"" ":" [ ]? rule0 "," "\\"molmesh-call\\"" ":" [ ]? rule3 ws "}" "\\n\\n\\n\\n" [\\n]*',
+      'rule0 ::= "{" "\\"n\\"" ":" integer-number-rule "}"',
+      'integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15}) ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?',
+      'rule3 ::= "{" "\\"name\\"" ":" "\\"f\\"" "}"',
+      "ws ::= [ ]?",
+    ].join("\n");
+    const grammar = composeToolsAndFormatGrammar(wrapper).split("\n");
+    expect(grammar[0]).toBe('root ::= rule0 | "<tool_call>" rule3');
+    expect(grammar.some((line) => line.startsWith("molmesh-json ::="))).toBe(false);
+    expect(grammar).toContain('integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})');
+    expect(() => composeToolsAndFormatGrammar(wrapper.replace("rule3 ::=", "other ::="))).toThrow(
+      MolWireError,
+    );
   });
 });

@@ -98,6 +98,38 @@ export function composeJsonGrammar(jsonGrammar: string, mode: "json" | "auto" | 
   return `${root}\n${body}`;
 }
 
+/** Property names of the wrapper object that carries a format and a call schema through one generation. */
+const TEXT_BRANCH = "molmesh-text";
+const CALL_BRANCH = "molmesh-call";
+const BRANCH_RULES = new RegExp(
+  `^${JSON_RULE} ::= .*"\\\\"${TEXT_BRANCH}\\\\"" ":" \\[ \\]\\? ([A-Za-z0-9-]+) .*"\\\\"${CALL_BRANCH}\\\\"" ":" \\[ \\]\\? ([A-Za-z0-9-]+) `,
+  "m",
+);
+
+/**
+ * `tools` (auto) with a JSON format: the answer is the format's JSON or the marker and a call. Both schemas are
+ * generated as two properties of one object, so their rules share one namespace; the root then picks the
+ * rule of one of them. A JSON value starts with `{`, a call with `<`: the first character decides.
+ */
+export function composeToolsAndFormatGrammar(wrapperGrammar: string): string {
+  const body = tightenJsonSchemaGrammar(wrapperGrammar);
+  const match = BRANCH_RULES.exec(body);
+  const [, text, call] = match ?? [];
+  const defined = (rule: string | undefined): boolean =>
+    rule !== undefined && body.split("\n").some((line) => line.startsWith(`${rule} ::= `));
+  if (!defined(text) || !defined(call)) {
+    throw new EngineFailureError("node-llama-cpp's JSON schema grammar has an unexpected object rule");
+  }
+  const rules = body.split("\n").filter((line) => !line.startsWith(`${JSON_RULE} ::= `));
+  return [`root ::= ${text ?? ""} | ${JSON.stringify(TOOL_CALL_MARKER)} ${call ?? ""}`, ...rules].join("\n");
+}
+
+/** The one schema whose generated grammar {@link composeToolsAndFormatGrammar} splits into its two branches. */
+export const toolsAndFormatSchema = (textSchema: SubsetSchema, callSchema: SubsetSchema): SubsetSchema => ({
+  type: "object",
+  properties: { [TEXT_BRANCH]: textSchema, [CALL_BRANCH]: callSchema },
+});
+
 /**
  * Turns constraints into llama.cpp grammars, once per distinct constraint (keyed by canonical JSON, so key
  * order in a caller's schema does not matter). Least recently used grammars leave first.
@@ -123,8 +155,13 @@ export function createConstraintGrammars(
         return jsonSchemaGrammar(constraint.schema, "json");
       case "json_object":
         return llama.getGrammarFor("json");
-      case "tools":
-        return jsonSchemaGrammar(constraint.callSchema, constraint.mode);
+      case "tools": {
+        if (constraint.textSchema === undefined || constraint.mode === "required")
+          return jsonSchemaGrammar(constraint.callSchema, constraint.mode);
+        const wrapper = toolsAndFormatSchema(constraint.textSchema, constraint.callSchema);
+        const generated = await llama.createGrammarForJsonSchema<GbnfJsonSchema>(toGbnfJsonSchema(wrapper));
+        return llama.createGrammar({ grammar: composeToolsAndFormatGrammar(generated.grammar) });
+      }
     }
   }
 

@@ -154,8 +154,9 @@ type IssueAt = (path: PropertyKey[], message: string) => void;
 
 /**
  * OpenAI's cross-field rules, named at their param: two tools with one name, a choice naming a tool not in
- * `tools` (or any choice but none/auto without tools), and tools together with a JSON format (the answer is
- * decoded under one grammar: molmesh refuses the pair rather than ignore one).
+ * `tools` (or any choice but none/auto without tools). Tools with a `json_schema` format are one constraint
+ * (see {@link toOutputConstraint}); tools with `json_object` are refused: the grammar that would decode either
+ * is not built yet, and refusing beats ignoring one of them.
  */
 export function checkOutputRequest(
   request: OutputRequest,
@@ -177,8 +178,8 @@ export function checkOutputRequest(
   if (choice === "required" && names.length === 0)
     issue(paths.choice, `tool_choice 'required' needs at least one tool in '${paths.tools}'`);
   const calls = names.length > 0 && choice !== "none";
-  if (calls && request.format !== undefined && request.format.type !== "text")
-    issue(paths.format, "a JSON format together with tools is not supported: send one or the other");
+  if (calls && request.format?.type === "json_object")
+    issue(paths.format, "json_object together with tools is not supported: send json_schema, or one of them");
 }
 
 /** The tools as the views show them (in the order sent; the block sorts them). */
@@ -194,8 +195,9 @@ export function toViewTools(request: OutputRequest): ViewTool[] {
  * The constraint the answer is decoded under. `tools` with `auto` lets the model choose text or a call, and
  * that choice is itself constrained: the node's grammar is `root ::= text | "<tool_call>" call`, where text
  * may not start with `<` (gpu-nodes/src/engine/llama/constraint-grammars.ts), so the first decoded character
- * decides and everything after it is held to that branch. `none` (or no tools) leaves the answer free text
- * unless a JSON format asks for JSON.
+ * decides and everything after it is held to that branch; with a `json_schema` format that text branch is the
+ * format's JSON (OpenAI's semantics: a call, or a final answer in the format). `required` or a named tool
+ * must call, so the format plays no part; `none` (or no tools) leaves the format alone, or free text.
  */
 export function toOutputConstraint(request: OutputRequest): OutputConstraintInput | undefined {
   const { choice } = request;
@@ -210,6 +212,9 @@ export function toOutputConstraint(request: OutputRequest): OutputConstraintInpu
       choice: choice ?? "auto",
       // OpenAI's default is true; one call per answer only when the client says false.
       parallel: request.parallel ?? true,
+      ...(request.format?.type === "json_schema"
+        ? { format: { name: request.format.name, schema: request.format.schema } }
+        : {}),
     };
   }
   const format = request.format;
