@@ -412,8 +412,10 @@ export function checkJsonSchemaSubset(schema: unknown, options: { rootObject?: b
 }
 
 /**
- * OpenAI's strict-mode rules on a subset schema: each object lists every property in `required` and says
- * `additionalProperties: false`. The message is OpenAI's wording, `context` naming the path to the object.
+ * OpenAI's strict-mode rule on a subset schema: each object lists every property in `required`, refused in
+ * OpenAI's wording (`context` names the path to the object). OpenAI also refuses an absent
+ * `additionalProperties`; molmesh reads it as false (the subset refuses any other value, and decoding never
+ * adds a property), so strict schemas that leave it out keep working.
  */
 export function checkStrictSchema(schema: SubsetSchema): SchemaIssue | null {
   return strictIssue(schema, [], "");
@@ -446,11 +448,6 @@ function strictIssue(schema: SubsetSchema, context: string[], pointer: string): 
       `'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`,
     );
   }
-  if (schema.additionalProperties !== false)
-    return issue(
-      "additionalProperties",
-      "'additionalProperties' is required to be supplied and to be false.",
-    );
   for (const name of names) {
     const found = strictIssue(
       schema.properties[name] as SubsetSchema,
