@@ -1,9 +1,13 @@
 /**
  * The JSON Schema subset molmesh can decode under a grammar: what OpenAI's strict mode accepts, cut down to what
- * node-llama-cpp's `GbnfJsonSchema` can constrain (its types are the authority: no `pattern`, no numeric bounds,
- * every property required, no additional properties). A schema passes {@link checkJsonSchemaSubset} or is
- * refused naming the first keyword that is not in the subset, with its JSON pointer; so whatever reaches an
- * engine can be constrained exactly, and {@link validateJsonValue} can check the output against it.
+ * node-llama-cpp's `GbnfJsonSchema` can constrain (no `pattern`, no `format`, no `multipleOf`, no additional
+ * properties). `required` may leave properties out (OpenAI accepts that without `strict`): every property is
+ * decoded all the same, and an object with all of them is valid under the schema; {@link checkStrictSchema}
+ * holds a `strict: true` schema to OpenAI's stricter rules. A schema passes {@link checkJsonSchemaSubset} or is refused naming the
+ * first keyword that is not in the subset, with its JSON pointer; {@link validateJsonValue} checks output
+ * against it. Numeric bounds are the one part a grammar holds only in part (see `numberGrammar` in
+ * json-schema-convert.ts): sign, digit count and small integer ranges are exact, other bounds are not.
+ * Annotations (`title`, `description`, `default`, `examples`, `$schema`) are accepted and constrain nothing.
  *
  * Hand-written rather than a validator library: the subset is ours and small, the checker must name the
  * unsupported keyword (a general validator accepts it), and this runs unchanged in workerd and Node.
@@ -27,6 +31,9 @@ export type JsonPrimitiveType = "string" | "number" | "integer" | "boolean" | "n
 interface Annotated {
   description?: string;
   title?: string;
+  default?: JsonValue;
+  examples?: JsonValue[];
+  $schema?: string;
 }
 export type ObjectSchema = Annotated & {
   type: "object";
@@ -41,10 +48,16 @@ export type ArraySchema = Annotated & {
   maxItems?: number;
 };
 export type StringSchema = Annotated & { type: "string"; minLength?: number; maxLength?: number };
-/** A single non-string primitive, or a list of primitive types (a list carries no other keyword). */
-export type PrimitiveSchema = Annotated & {
-  type: Exclude<JsonPrimitiveType, "string"> | JsonPrimitiveType[];
+/** Bounds as JSON Schema 2020-12 spells them (numbers, not draft 4's boolean `exclusiveMinimum`). */
+export type NumberSchema = Annotated & {
+  type: "number" | "integer";
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
 };
+/** `boolean`, `null`, or a list of primitive types (a list carries no other keyword). */
+export type PrimitiveSchema = Annotated & { type: "boolean" | "null" | JsonPrimitiveType[] };
 export type EnumSchema = Annotated & {
   enum: JsonPrimitive[];
   type?: JsonPrimitiveType | JsonPrimitiveType[];
@@ -56,7 +69,14 @@ export type ConstSchema = Annotated & {
 export type AnyOfSchema = Annotated & { anyOf: SubsetSchema[] };
 /** A schema that passed {@link checkJsonSchemaSubset}. */
 export type SubsetSchema =
-  ObjectSchema | ArraySchema | StringSchema | PrimitiveSchema | EnumSchema | ConstSchema | AnyOfSchema;
+  | ObjectSchema
+  | ArraySchema
+  | StringSchema
+  | NumberSchema
+  | PrimitiveSchema
+  | EnumSchema
+  | ConstSchema
+  | AnyOfSchema;
 
 /**
  * Why a schema is refused. `keyword` is what the edge names in its 400 (`unsupported_keyword`), `pointer` the
@@ -71,14 +91,16 @@ export interface SchemaIssue {
 
 export type SchemaCheck = { ok: true; schema: SubsetSchema } | { ok: false; issue: SchemaIssue };
 
-const ANNOTATIONS = ["description", "title"] as const;
+const TEXT_ANNOTATIONS = ["description", "title", "$schema"] as const;
+const ANNOTATIONS: readonly string[] = [...TEXT_ANNOTATIONS, "default", "examples"];
+const NUMBER_BOUNDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] as const;
 const PRIMITIVE_TYPES: readonly string[] = ["string", "number", "integer", "boolean", "null"];
 const KEYWORDS_BY_TYPE: Record<string, readonly string[]> = {
   object: ["type", "properties", "required", "additionalProperties"],
   array: ["type", "items", "minItems", "maxItems"],
   string: ["type", "minLength", "maxLength"],
-  number: ["type"],
-  integer: ["type"],
+  number: ["type", ...NUMBER_BOUNDS],
+  integer: ["type", ...NUMBER_BOUNDS],
   boolean: ["type"],
   null: ["type"],
 };
@@ -126,15 +148,73 @@ function checkOrder(node: Record<string, unknown>, min: string, max: string, poi
 
 function checkKeywords(node: Record<string, unknown>, allowed: readonly string[], pointer: string): void {
   for (const key of Object.keys(node)) {
-    if (!allowed.includes(key) && !(ANNOTATIONS as readonly string[]).includes(key)) {
+    if (!allowed.includes(key) && !ANNOTATIONS.includes(key)) {
       refuse("unsupported_keyword", key, `${pointer}/${escapePointer(key)}`, `"${key}" is not supported`);
     }
   }
-  for (const annotation of ANNOTATIONS) {
+  for (const annotation of TEXT_ANNOTATIONS) {
     if (annotation in node && typeof node[annotation] !== "string") {
       refuse("invalid_schema", annotation, `${pointer}/${annotation}`, `${annotation} must be a string`);
     }
   }
+  if ("examples" in node && !Array.isArray(node["examples"]))
+    refuse("invalid_schema", "examples", `${pointer}/examples`, "examples must be an array");
+}
+
+/** Each bound a finite number, and some value left between them (an integer one, for integers). */
+function checkNumberBounds(node: Record<string, unknown>, pointer: string): void {
+  for (const keyword of NUMBER_BOUNDS) {
+    if (keyword in node && !Number.isFinite(node[keyword])) {
+      refuse("invalid_schema", keyword, `${pointer}/${keyword}`, `${keyword} must be a finite number`);
+    }
+  }
+  const range = numberRange(node);
+  const empty =
+    node["type"] === "integer"
+      ? integerRange(range) === null
+      : range.low > range.high || (range.low === range.high && (range.lowOpen || range.highOpen));
+  if (empty) refuse("invalid_schema", "maximum", pointer, "no value lies between the bounds");
+}
+
+/** The tightest lower and upper bound a number schema sets (±Infinity where none). */
+export interface NumberRange {
+  low: number;
+  lowOpen: boolean;
+  high: number;
+  highOpen: boolean;
+}
+
+export function numberRange(schema: Omit<NumberSchema, "type">): NumberRange {
+  let low = -Infinity;
+  let lowOpen = false;
+  let high = Infinity;
+  let highOpen = false;
+  if (schema.minimum !== undefined) low = schema.minimum;
+  if (schema.exclusiveMinimum !== undefined && schema.exclusiveMinimum >= low) {
+    low = schema.exclusiveMinimum;
+    lowOpen = true;
+  }
+  if (schema.maximum !== undefined) high = schema.maximum;
+  if (schema.exclusiveMaximum !== undefined && schema.exclusiveMaximum <= high) {
+    high = schema.exclusiveMaximum;
+    highOpen = true;
+  }
+  return { low, lowOpen, high, highOpen };
+}
+
+/** The smallest and largest integer in a range (infinite ends stay infinite), or null when there is none. */
+export function integerRange(range: NumberRange): { min: number; max: number } | null {
+  const min = Number.isFinite(range.low)
+    ? Number.isInteger(range.low) && range.lowOpen
+      ? range.low + 1
+      : Math.ceil(range.low)
+    : -Infinity;
+  const max = Number.isFinite(range.high)
+    ? Number.isInteger(range.high) && range.highOpen
+      ? range.high - 1
+      : Math.floor(range.high)
+    : Infinity;
+  return min > max ? null : { min, max };
 }
 
 /** `type` as a list of primitive names (a list of types is only allowed for primitives). */
@@ -209,14 +289,16 @@ function checkObject(node: Record<string, unknown>, pointer: string, depth: numb
   }
   const required = node["required"];
   if (required !== undefined) {
-    const list = Array.isArray(required) ? required : [];
-    const exact = list.length === names.length && names.every((name) => list.includes(name));
-    if (!Array.isArray(required) || !exact) {
+    const list: unknown[] = Array.isArray(required) ? required : [];
+    const bad =
+      !Array.isArray(required) ||
+      list.some((name, i) => typeof name !== "string" || !names.includes(name) || list.indexOf(name) !== i);
+    if (bad) {
       refuse(
-        "unsupported_keyword",
+        "invalid_schema",
         "required",
         `${pointer}/required`,
-        "every property must be listed in required; optional properties are not supported (use anyOf with null)",
+        "required must list distinct names of properties",
       );
     }
   }
@@ -253,7 +335,7 @@ function checkNode(node: unknown, pointer: string, depth: number, walk: Walk): v
   }
   const type = node["type"];
   if (type === undefined) {
-    const first = Object.keys(node).find((key) => !(ANNOTATIONS as readonly string[]).includes(key));
+    const first = Object.keys(node).find((key) => !ANNOTATIONS.includes(key));
     if (first !== undefined)
       refuse(
         "unsupported_keyword",
@@ -286,6 +368,8 @@ function checkNode(node: unknown, pointer: string, depth: number, walk: Walk): v
     checkBound(node, "minLength", pointer);
     checkBound(node, "maxLength", pointer);
     checkOrder(node, "minLength", "maxLength", pointer);
+  } else if (type === "number" || type === "integer") {
+    checkNumberBounds(node, pointer);
   }
 }
 
@@ -325,6 +409,54 @@ export function checkJsonSchemaSubset(schema: unknown, options: { rootObject?: b
     });
   }
   return { ok: true, schema: schema as SubsetSchema };
+}
+
+/**
+ * OpenAI's strict-mode rule on a subset schema: each object lists every property in `required`, refused in
+ * OpenAI's wording (`context` names the path to the object). OpenAI also refuses an absent
+ * `additionalProperties`; molmesh reads it as false (the subset refuses any other value, and decoding never
+ * adds a property), so strict schemas that leave it out keep working.
+ */
+export function checkStrictSchema(schema: SubsetSchema): SchemaIssue | null {
+  return strictIssue(schema, [], "");
+}
+
+function strictIssue(schema: SubsetSchema, context: string[], pointer: string): SchemaIssue | null {
+  const at = (path: string[]): string =>
+    `In context=(${path.map((p) => `'${p}'`).join(", ")}${path.length === 1 ? "," : ""})`;
+  const issue = (keyword: string, message: string): SchemaIssue => ({
+    code: "invalid_schema",
+    keyword,
+    pointer: `${pointer}/${keyword}`,
+    message: `${at(context)}, ${message}`,
+  });
+  if ("anyOf" in schema) {
+    for (const [i, option] of schema.anyOf.entries()) {
+      const found = strictIssue(option, [...context, "anyOf", String(i)], `${pointer}/anyOf/${i}`);
+      if (found) return found;
+    }
+    return null;
+  }
+  if ("enum" in schema || "const" in schema) return null;
+  if (schema.type === "array") return strictIssue(schema.items, [...context, "items"], `${pointer}/items`);
+  if (schema.type !== "object") return null;
+  const names = Object.keys(schema.properties);
+  const missing = names.find((name) => !(schema.required ?? []).includes(name));
+  if (missing !== undefined) {
+    return issue(
+      "required",
+      `'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`,
+    );
+  }
+  for (const name of names) {
+    const found = strictIssue(
+      schema.properties[name] as SubsetSchema,
+      [...context, "properties", name],
+      `${pointer}/properties/${escapePointer(name)}`,
+    );
+    if (found) return found;
+  }
+  return null;
 }
 
 function refusal(issue: SchemaIssue): SchemaCheck {

@@ -1,4 +1,4 @@
-import type { SubsetSchema } from "./json-schema-subset.ts";
+import { numberRange, type SubsetSchema } from "./json-schema-subset.ts";
 
 /** Where a value fails its schema: RFC 6901 pointer into the value, and why. */
 export interface ValueIssue {
@@ -77,6 +77,14 @@ function validateAt(schema: SubsetSchema, value: unknown, pointer: string): Valu
       return { pointer, message: `shorter than ${schema.minLength}` };
     if (schema.maxLength !== undefined && length > schema.maxLength)
       return { pointer, message: `longer than ${schema.maxLength}` };
+  }
+  if (schema.type === "number" || schema.type === "integer") {
+    const number = value as number;
+    const { low, lowOpen, high, highOpen } = numberRange(schema);
+    if (number < low || (lowOpen && number === low))
+      return { pointer, message: `below the ${lowOpen ? "exclusive " : ""}minimum ${low}` };
+    if (number > high || (highOpen && number === high))
+      return { pointer, message: `above the ${highOpen ? "exclusive " : ""}maximum ${high}` };
   }
   return null;
 }

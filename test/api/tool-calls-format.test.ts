@@ -227,6 +227,89 @@ describe("requests into tools, constraints and turn text", () => {
     });
   });
 
+  it("tools with a json_schema format are one constraint under auto; required calls; json_object is refused", () => {
+    const tools = [
+      { type: "function" as const, name: "f", parameters: { type: "object" as const, properties: {} } },
+    ];
+    const schema = { type: "object" as const, properties: { a: { type: "string" as const } } };
+    const format = { type: "json_schema" as const, name: "o", schema };
+    expect(toOutputConstraint({ tools, format })).toMatchObject({
+      type: "tools",
+      choice: "auto",
+      format: { name: "o", schema },
+    });
+    expect(toOutputConstraint({ tools, format, choice: "none" })).toEqual({
+      type: "json_schema",
+      name: "o",
+      schema,
+    });
+    const body = (extra: object) => ({ model: "mol", messages: [{ role: "user", content: "x" }], ...extra });
+    const chatTools = [{ type: "function", function: { name: "f" } }];
+    expect(
+      chatBody.safeParse(
+        body({
+          tools: chatTools,
+          response_format: { type: "json_schema", json_schema: { name: "o", schema } },
+        }),
+      ).success,
+    ).toBe(true);
+    const pair = responseBody.safeParse({
+      input: "x",
+      tools: [{ type: "function", name: "f" }],
+      text: { format },
+    });
+    expect(pair.success).toBe(true);
+    expect(
+      chatBody.safeParse(body({ tools: chatTools, response_format: { type: "json_object" } })).error
+        ?.issues[0]?.path,
+    ).toEqual(["response_format"]);
+  });
+
+  it("takes optional properties unless strict: true, and refuses strict violations in OpenAI's words", () => {
+    const optional = {
+      type: "object",
+      properties: { a: { type: "string" }, b: { type: "integer" } },
+      required: ["a"],
+    };
+    const format = (strict?: boolean) => ({
+      input: "x",
+      text: {
+        format: {
+          type: "json_schema",
+          name: "o",
+          schema: optional,
+          ...(strict === undefined ? {} : { strict }),
+        },
+      },
+    });
+    expect(responseBody.safeParse(format()).success).toBe(true);
+    expect(responseBody.safeParse(format(false)).success).toBe(true);
+    const strict = responseBody.safeParse(format(true));
+    expect(strict.error?.issues[0]).toMatchObject({
+      path: ["text", "format", "schema"],
+      message:
+        "Invalid schema for response_format 'o': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing 'b'.",
+    });
+    const tool = (parameters: unknown, strict: boolean) => ({
+      model: "mol",
+      messages: [{ role: "user", content: "x" }],
+      tools: [{ type: "function", function: { name: "f", parameters, strict } }],
+    });
+    expect(chatBody.safeParse(tool(optional, false)).success).toBe(true);
+    // OpenAI refuses an absent additionalProperties under strict; molmesh reads it as false.
+    expect(chatBody.safeParse(tool({ ...optional, required: ["a", "b"] }, true)).success).toBe(true);
+    const nested = {
+      type: "object",
+      properties: { inner: { ...optional, additionalProperties: false } },
+      required: ["inner"],
+      additionalProperties: false,
+    };
+    expect(chatBody.safeParse(tool(nested, true)).error?.issues[0]?.message).toContain(
+      "In context=('properties', 'inner'), 'required'",
+    );
+    expect(chatBody.safeParse(tool({ ...optional, required: ["a", "zz"] }, false)).success).toBe(false);
+  });
+
   it("a Responses input ending in tool results is a turn of those results; its calls are known", () => {
     const body = responseBody.parse({
       input: [

@@ -139,6 +139,50 @@ describe("answers under an output constraint (real llama.cpp, tiny random model)
     }
   });
 
+  it("tools, auto with a JSON format: JSON valid under the format, or valid calls", async () => {
+    const report = {
+      type: "object" as const,
+      properties: { city: { type: "string" as const, maxLength: 12 }, degrees: { type: "integer" as const } },
+    };
+    const kinds = new Set<string>();
+    for (let i = 0; i < 6; i++) {
+      const answer = await collectAnswer(
+        t.client,
+        answerWith({ type: "tools", tools: TOOLS, format: { name: "report", schema: report } }, i, 160),
+      );
+      kinds.add(answer.finish.finishReason);
+      if (answer.finish.finishReason === "tool_calls") expectValidCalls(answer, ["get_weather", "add"]);
+      else if (answer.finish.finishReason === "stop") {
+        expect(validateJsonValue(report, JSON.parse(answer.text)), answer.text).toBeNull();
+        expect(answer.toolDeltas).toEqual([]);
+      }
+    }
+    expect([...kinds].some((kind) => kind !== "length")).toBe(true);
+  });
+
+  it("json_schema with numeric bounds: safe-integer and sign bounds hold, small ranges are exact", async () => {
+    const schema = {
+      type: "object" as const,
+      properties: {
+        count: { type: "integer" as const, minimum: -(2 ** 53 - 1), maximum: 2 ** 53 - 1 },
+        size: { type: "integer" as const, minimum: 0 },
+        share: { type: "number" as const, exclusiveMinimum: 0 },
+        stars: { type: "integer" as const, minimum: 1, maximum: 5 },
+      },
+    };
+    let stopped = 0;
+    for (let i = 0; i < 6; i++) {
+      const answer = await collectAnswer(
+        t.client,
+        answerWith({ type: "json_schema", name: "n", schema }, i, 200),
+      );
+      if (answer.finish.finishReason === "length") continue;
+      stopped += 1;
+      expect(validateJsonValue(schema, JSON.parse(answer.text)), answer.text).toBeNull();
+    }
+    expect(stopped).toBeGreaterThan(0);
+  });
+
   it("the heartbeat lists what this engine can constrain", () => {
     expect(t.engine.features).toEqual(expect.arrayContaining(["output:json_schema", "output:tools-auto"]));
   });

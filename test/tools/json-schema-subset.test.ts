@@ -2,12 +2,19 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   checkJsonSchemaSubset,
+  checkStrictSchema,
   describeSchemaIssue,
   MAX_SCHEMA_DEPTH,
   MAX_SCHEMA_NODES,
   type SubsetSchema,
 } from "../../schema/tools/json-schema-subset.ts";
-import { toGbnfJsonSchema, toStrictJsonSchema } from "../../schema/tools/json-schema-convert.ts";
+import { z } from "zod";
+import {
+  encodeNumberSentinel,
+  numberGrammar,
+  toGbnfJsonSchema,
+  toStrictJsonSchema,
+} from "../../schema/tools/json-schema-convert.ts";
 import { validateJsonValue } from "../../schema/tools/validate-json-value.ts";
 import { WIRE_VERSION, answerRequestSchema, outputConstraintSchema } from "../../schema/wire/v1/index.ts";
 import { objectSchemaArb, subsetSchemaArb } from "./schema-arbitrary.ts";
@@ -27,7 +34,7 @@ function issueOf(schema: unknown) {
 describe("the JSON schema subset checker", () => {
   it.each([
     ["pattern", object({ a: { type: "string", pattern: "^x" } }), "/properties/a/pattern"],
-    ["minimum", object({ n: { type: "number", minimum: 0 } }), "/properties/n/minimum"],
+    ["multipleOf", object({ n: { type: "number", multipleOf: 2 } }), "/properties/n/multipleOf"],
     ["format", object({ d: { type: "string", format: "date" } }), "/properties/d/format"],
     ["$ref", object({ r: { $ref: "#/$defs/x" } }), "/properties/r/$ref"],
     ["oneOf", object({ o: { oneOf: [{ type: "string" }] } }), "/properties/o/oneOf"],
@@ -42,7 +49,6 @@ describe("the JSON schema subset checker", () => {
       object({ a: { type: "string" } }, { additionalProperties: true }),
       "/additionalProperties",
     ],
-    ["required", object({ a: { type: "string" }, b: { type: "string" } }, { required: ["a"] }), "/required"],
     ["not", object({ "a/b": { not: {} } }), "/properties/a~1b/not"],
   ])("names %s with its pointer", (keyword, schema, pointer) => {
     const issue = issueOf(schema);
@@ -86,6 +92,93 @@ describe("the JSON schema subset checker", () => {
     expect(issueOf(object({ a: { type: "widget" } }))).toMatchObject({ keyword: "type" });
   });
 
+  it("accepts what zod 4 emits for common schemas: safe-integer bounds, min/max, enums, nullable, annotations", () => {
+    const schema = z.toJSONSchema(
+      z
+        .object({
+          count: z.int(),
+          age: z.int().min(0).max(150).describe("years"),
+          ratio: z.number().positive().lt(1),
+          score: z.number().min(-1).max(1),
+          name: z.string().min(1).max(40).default("x"),
+          kind: z.enum(["a", "b"]),
+          tags: z.array(z.string()).max(3),
+          note: z.string().nullable(),
+          inner: z.object({ ok: z.literal(true) }).meta({ title: "Inner", examples: [{ ok: true }] }),
+        })
+        .strict(),
+    );
+    expect(schema).toHaveProperty("$schema");
+    expect(schema).toHaveProperty(["properties", "count", "minimum"], -(2 ** 53 - 1));
+    const check = checkJsonSchemaSubset(schema, { rootObject: true });
+    expect(check).toMatchObject({ ok: true });
+  });
+
+  it("takes a required list that leaves properties out; strict mode refuses it", () => {
+    const optional = object({ a: { type: "string" }, b: { type: "string" } }, { required: ["a"] });
+    const check = checkJsonSchemaSubset(optional, { rootObject: true });
+    expect(check.ok).toBe(true);
+    expect(check.ok && checkStrictSchema(check.schema)).toMatchObject({
+      keyword: "required",
+      pointer: "/required",
+    });
+    expect(issueOf(object({ a: { type: "string" } }, { required: ["a", "a"] }))).toMatchObject({
+      code: "invalid_schema",
+      keyword: "required",
+    });
+    expect(issueOf(object({ a: { type: "string" } }, { required: ["b"] }))).toMatchObject({
+      keyword: "required",
+    });
+  });
+
+  it("refuses number bounds that are not numbers or leave no value", () => {
+    expect(issueOf(object({ n: { type: "number", minimum: "0" } }))).toMatchObject({
+      code: "invalid_schema",
+      keyword: "minimum",
+      pointer: "/properties/n/minimum",
+    });
+    expect(issueOf(object({ n: { type: "number", exclusiveMinimum: true } }))).toMatchObject({
+      keyword: "exclusiveMinimum",
+    });
+    expect(issueOf(object({ n: { type: "number", minimum: 2, maximum: 1 } }))).toMatchObject({
+      code: "invalid_schema",
+      pointer: "/properties/n",
+    });
+    expect(
+      issueOf(object({ n: { type: "integer", exclusiveMinimum: 1, exclusiveMaximum: 2 } })),
+    ).toMatchObject({
+      code: "invalid_schema",
+    });
+    expect(issueOf(object({ n: { type: "number", minimum: 1, default: 1, title: 3 } }))).toMatchObject({
+      keyword: "title",
+    });
+  });
+
+  it("decodes bounded numbers under what the grammar can hold", () => {
+    expect(numberGrammar({ type: "integer", minimum: -(2 ** 53 - 1), maximum: 2 ** 53 - 1 })).toEqual({
+      integer: true,
+      sign: "any",
+      digits: 15,
+      exponent: false,
+    });
+    expect(numberGrammar({ type: "integer", minimum: 0 })).toMatchObject({ sign: "nonNegative", digits: 15 });
+    expect(numberGrammar({ type: "integer", exclusiveMinimum: 0 })).toMatchObject({ sign: "positive" });
+    expect(numberGrammar({ type: "integer", minimum: 1, exclusiveMaximum: 4 })).toEqual({ enum: [1, 2, 3] });
+    expect(numberGrammar({ type: "number", minimum: 0, maximum: 100 })).toEqual({
+      integer: false,
+      sign: "nonNegative",
+      digits: 3,
+      exponent: false,
+    });
+    expect(numberGrammar({ type: "number" })).toBeNull();
+    const spec = numberGrammar({ type: "integer", minimum: 0 });
+    expect(toGbnfJsonSchema({ type: "object", properties: { n: { type: "integer", minimum: 0 } } })).toEqual({
+      type: "object",
+      properties: { n: { const: encodeNumberSentinel(spec as Parameters<typeof encodeNumberSentinel>[0]) } },
+      additionalProperties: false,
+    });
+  });
+
   it("accepts every generated subset schema, and each converts without losing a keyword it constrains", () => {
     fc.assert(
       fc.property(objectSchemaArb(subsetSchemaArb(4)), (schema) => {
@@ -125,6 +218,28 @@ describe("validateJsonValue", () => {
       pointer: "/x",
     });
     expect(validateJsonValue(schema, [])).toMatchObject({ pointer: "" });
+  });
+
+  it("checks numeric bounds, inclusive and exclusive", () => {
+    const bounded: SubsetSchema = {
+      type: "object",
+      properties: {
+        n: { type: "integer", minimum: 0, maximum: 10 },
+        x: { type: "number", exclusiveMinimum: 0, exclusiveMaximum: 1 },
+      },
+    };
+    expect(validateJsonValue(bounded, { n: 0, x: 0.5 })).toBeNull();
+    expect(validateJsonValue(bounded, { n: 10, x: 0.999 })).toBeNull();
+    expect(validateJsonValue(bounded, { n: -1, x: 0.5 })).toMatchObject({
+      pointer: "/n",
+      message: "below the minimum 0",
+    });
+    expect(validateJsonValue(bounded, { n: 11, x: 0.5 })).toMatchObject({ pointer: "/n" });
+    expect(validateJsonValue(bounded, { n: 1, x: 0 })).toMatchObject({
+      pointer: "/x",
+      message: "below the exclusive minimum 0",
+    });
+    expect(validateJsonValue(bounded, { n: 1, x: 1 })).toMatchObject({ pointer: "/x" });
   });
 });
 

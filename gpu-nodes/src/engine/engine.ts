@@ -17,7 +17,8 @@ export type EngineConstraint =
   | { type: "choice"; choices: readonly string[] }
   | { type: "json_schema"; schema: SubsetSchema }
   | { type: "json_object" }
-  | { type: "tools"; callSchema: SubsetSchema; mode: "auto" | "required" };
+  /** `textSchema`: under `auto`, an answer that is not a call is JSON valid under it (a format with tools). */
+  | { type: "tools"; callSchema: SubsetSchema; mode: "auto" | "required"; textSchema?: SubsetSchema };
 
 const ESCAPES: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 const FIRST_PRINTABLE = 0x20;

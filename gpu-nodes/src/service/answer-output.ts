@@ -4,6 +4,7 @@ import {
   ToolCallTextScanner,
   type ToolSpec,
 } from "../../../schema/tools/tool-call-text.ts";
+import type { SubsetSchema } from "../../../schema/tools/json-schema-subset.ts";
 import { validateJsonValue } from "../../../schema/tools/validate-json-value.ts";
 import {
   EngineFailureError,
@@ -56,6 +57,14 @@ function checkJson(text: string, check: (value: unknown) => string | null): void
   if (problem !== null) throw new EngineFailureError(`constrained output does not validate: ${problem}`);
 }
 
+/** A `checkJson` check: where the value breaks `schema`, in words, or null. */
+const breaks =
+  (schema: SubsetSchema) =>
+  (value: unknown): string | null => {
+    const issue = validateJsonValue(schema, value);
+    return issue && `at "${issue.pointer}": ${issue.message}`;
+  };
+
 export function createAnswerOutput(
   constraint: OutputConstraint | undefined,
   emit: (part: OutputPartBody) => void,
@@ -78,10 +87,7 @@ export function createAnswerOutput(
       finish(result) {
         if (result.finishReason === "stop") {
           checkJson(result.text, (value) => {
-            if (schema) {
-              const issue = validateJsonValue(schema, value);
-              return issue && `at "${issue.pointer}": ${issue.message}`;
-            }
+            if (schema) return breaks(schema)(value);
             return typeof value === "object" && value !== null && !Array.isArray(value)
               ? null
               : "not an object";
@@ -93,6 +99,7 @@ export function createAnswerOutput(
   }
   const tools = toolSpecs(constraint);
   const scanner = new ToolCallTextScanner();
+  const textSchema = constraint.choice === "auto" ? constraint.format?.schema : undefined;
   const ids: string[] = [];
   const idOf = (index: number): string =>
     (ids[index] ??= `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`);
@@ -101,6 +108,7 @@ export function createAnswerOutput(
       type: "tools",
       callSchema: buildToolCallSchema(tools, constraint.choice, constraint.parallel),
       mode: constraint.choice === "auto" ? "auto" : "required",
+      ...(textSchema === undefined ? {} : { textSchema }),
     },
     onTextDelta(delta) {
       for (const event of scanner.push(delta)) {
@@ -123,7 +131,10 @@ export function createAnswerOutput(
       } catch (cause) {
         throw new EngineFailureError(`the decoded tool call is malformed: ${String(cause)}`, { cause });
       }
-      if (outcome.kind === "text") return { finishReason: "stop", text: outcome.text };
+      if (outcome.kind === "text") {
+        if (textSchema !== undefined) checkJson(outcome.text, breaks(textSchema));
+        return { finishReason: "stop", text: outcome.text };
+      }
       const toolCalls = outcome.calls.map((call, index) => ({ id: idOf(index), ...call }));
       return { finishReason: "tool_calls", text: "", toolCalls };
     },

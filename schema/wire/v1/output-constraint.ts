@@ -49,6 +49,11 @@ export const toolsConstraintSchema = z
     choice: toolChoiceSchema.default("auto"),
     /** More than one call in one answer (OpenAI `parallel_tool_calls`). */
     parallel: z.boolean().default(false),
+    /**
+     * A JSON format sent with the tools (the Agents SDK does, for an agent with tools and an output type):
+     * under `auto` an answer that is not a call is JSON valid under it; `required` or a named tool ignore it.
+     */
+    format: jsonSchemaConstraintSchema.omit({ type: true }).optional(),
   })
   .superRefine((constraint, ctx) => {
     const names = constraint.tools.map((tool) => tool.name);

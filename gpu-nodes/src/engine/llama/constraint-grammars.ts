@@ -1,6 +1,10 @@
 import type { GbnfJsonSchema, Llama, LlamaGrammar } from "node-llama-cpp";
 import { canonicalizeJson } from "../../../../schema/harness/content-hash.ts";
-import { toGbnfJsonSchema } from "../../../../schema/tools/json-schema-convert.ts";
+import {
+  NUMBER_SENTINEL,
+  toGbnfJsonSchema,
+  type NumberGrammarSpec,
+} from "../../../../schema/tools/json-schema-convert.ts";
 import type { SubsetSchema } from "../../../../schema/tools/json-schema-subset.ts";
 import { TOOL_CALL_MARKER } from "../../../../schema/tools/tool-call-text.ts";
 import { EngineFailureError } from "../../../../schema/wire/v1/index.ts";
@@ -28,6 +32,40 @@ const TIGHT_EXPONENT = " ([eE] [-+]? [0-9]{1,2})?";
  */
 const TEXT_RULE = "molmesh-text ::= [^<] [^\\x00]*";
 
+/** Where toGbnfJsonSchema left a bounded number: the GBNF literal of its sentinel const string. */
+const NUMBER_SENTINEL_LITERAL = new RegExp(
+  `"\\\\"${NUMBER_SENTINEL}(integer|number):(any|nonNegative|positive):(\\d+):([e-])\\\\""`,
+  "g",
+);
+
+/** `digits` digits at most, no leading zero: `[1-9] [0-9]{0,digits-1}`. */
+const leadingDigits = (digits: number): string => (digits > 1 ? `[1-9] [0-9]{0,${digits - 1}}` : "[1-9]");
+
+/** The GBNF of a bounded number (see numberGrammar in schema/tools/json-schema-convert.ts). */
+export function numberRule(spec: NumberGrammarSpec): string {
+  const fraction = spec.integer ? "" : ' ("." [0-9]{1,16})?';
+  const exponent = spec.exponent ? TIGHT_EXPONENT : "";
+  if (spec.sign === "positive") {
+    const belowOne = spec.integer ? "" : ` | "0" "." [0-9]{0,15} [1-9]`;
+    return `(${leadingDigits(spec.digits)}${fraction}${belowOne})${exponent}`;
+  }
+  const sign = spec.sign === "any" ? '"-"? ' : "";
+  return `(${sign}("0" | ${leadingDigits(spec.digits)})${fraction}${exponent})`;
+}
+
+function replaceNumberSentinels(grammar: string): string {
+  return grammar.replace(
+    NUMBER_SENTINEL_LITERAL,
+    (_, kind: string, sign: string, digits: string, e: string) =>
+      numberRule({
+        integer: kind === "integer",
+        sign: sign as NumberGrammarSpec["sign"],
+        digits: Number(digits),
+        exponent: e === "e",
+      }),
+  );
+}
+
 /** node-llama-cpp's GBNF for a schema, made exact (see above), with its root as the rule `molmesh-json`. */
 export function tightenJsonSchemaGrammar(grammar: string): string {
   if (!JSON_SCHEMA_ROOT.test(grammar)) {
@@ -38,7 +76,7 @@ export function tightenJsonSchemaGrammar(grammar: string): string {
     .split("\n")
     // An integer rule is a number rule without a fraction, whatever node-llama-cpp names it.
     .map((line) => line.replace(LOOSE_EXPONENT, line.includes('("."') ? TIGHT_EXPONENT : ""));
-  const tightened = lines.join("\n");
+  const tightened = replaceNumberSentinels(lines.join("\n"));
   if (/\[eE\] \[-\+\]\?/.test(tightened.replaceAll(TIGHT_EXPONENT, ""))) {
     throw new EngineFailureError(
       "node-llama-cpp's JSON number rules changed; the output grammar would be loose",
@@ -59,6 +97,38 @@ export function composeJsonGrammar(jsonGrammar: string, mode: "json" | "auto" | 
         : `root ::= ${call}`;
   return `${root}\n${body}`;
 }
+
+/** Property names of the wrapper object that carries a format and a call schema through one generation. */
+const TEXT_BRANCH = "molmesh-text";
+const CALL_BRANCH = "molmesh-call";
+const BRANCH_RULES = new RegExp(
+  `^${JSON_RULE} ::= .*"\\\\"${TEXT_BRANCH}\\\\"" ":" \\[ \\]\\? ([A-Za-z0-9-]+) .*"\\\\"${CALL_BRANCH}\\\\"" ":" \\[ \\]\\? ([A-Za-z0-9-]+) `,
+  "m",
+);
+
+/**
+ * `tools` (auto) with a JSON format: the answer is the format's JSON or the marker and a call. Both schemas are
+ * generated as two properties of one object, so their rules share one namespace; the root then picks the
+ * rule of one of them. A JSON value starts with `{`, a call with `<`: the first character decides.
+ */
+export function composeToolsAndFormatGrammar(wrapperGrammar: string): string {
+  const body = tightenJsonSchemaGrammar(wrapperGrammar);
+  const match = BRANCH_RULES.exec(body);
+  const [, text, call] = match ?? [];
+  const defined = (rule: string | undefined): boolean =>
+    rule !== undefined && body.split("\n").some((line) => line.startsWith(`${rule} ::= `));
+  if (!defined(text) || !defined(call)) {
+    throw new EngineFailureError("node-llama-cpp's JSON schema grammar has an unexpected object rule");
+  }
+  const rules = body.split("\n").filter((line) => !line.startsWith(`${JSON_RULE} ::= `));
+  return [`root ::= ${text ?? ""} | ${JSON.stringify(TOOL_CALL_MARKER)} ${call ?? ""}`, ...rules].join("\n");
+}
+
+/** The one schema whose generated grammar {@link composeToolsAndFormatGrammar} splits into its two branches. */
+export const toolsAndFormatSchema = (textSchema: SubsetSchema, callSchema: SubsetSchema): SubsetSchema => ({
+  type: "object",
+  properties: { [TEXT_BRANCH]: textSchema, [CALL_BRANCH]: callSchema },
+});
 
 /**
  * Turns constraints into llama.cpp grammars, once per distinct constraint (keyed by canonical JSON, so key
@@ -85,8 +155,13 @@ export function createConstraintGrammars(
         return jsonSchemaGrammar(constraint.schema, "json");
       case "json_object":
         return llama.getGrammarFor("json");
-      case "tools":
-        return jsonSchemaGrammar(constraint.callSchema, constraint.mode);
+      case "tools": {
+        if (constraint.textSchema === undefined || constraint.mode === "required")
+          return jsonSchemaGrammar(constraint.callSchema, constraint.mode);
+        const wrapper = toolsAndFormatSchema(constraint.textSchema, constraint.callSchema);
+        const generated = await llama.createGrammarForJsonSchema<GbnfJsonSchema>(toGbnfJsonSchema(wrapper));
+        return llama.createGrammar({ grammar: composeToolsAndFormatGrammar(generated.grammar) });
+      }
     }
   }
 

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { ViewTool } from "../../../../schema/harness/tools-block.ts";
 import {
   checkJsonSchemaSubset,
+  checkStrictSchema,
   describeSchemaIssue,
   type SubsetSchema,
 } from "../../../../schema/tools/json-schema-subset.ts";
@@ -18,7 +19,9 @@ import {
  * specialist's view shows (schema/harness/tools-block.ts) and the output constraint its answer is decoded
  * under (schema/wire/v1/output-constraint.ts). Schemas must be in molmesh's subset whatever `strict` says:
  * the engine always decodes under the grammar built from them, so arguments and structured output always
- * parse and validate; a schema outside it is a 400 naming the keyword.
+ * parse and validate; a schema outside it is a 400 naming the keyword. Optional properties are accepted
+ * unless `strict: true` (as OpenAI does) and decoded as if required: an object with every property is valid
+ * under the schema, and a grammar that may skip properties would need one branch per subset of them.
  */
 
 /**
@@ -36,6 +39,30 @@ const subsetSchemaField = z.unknown().transform((value, ctx): SubsetSchema => {
   return z.NEVER;
 });
 
+/**
+ * `strict: true` holds a schema to OpenAI's strict rules (every property required, no additional ones), with
+ * OpenAI's 400 wording; without it the subset alone applies.
+ */
+function refineStrict(key: "parameters" | "schema", what: (name: string) => string) {
+  return (
+    value: { name: string; strict?: boolean | null | undefined; [field: string]: unknown },
+    ctx: z.RefinementCtx,
+  ): void => {
+    const schema = value[key] as SubsetSchema | undefined;
+    if (value.strict !== true || schema === undefined) return;
+    const issue = checkStrictSchema(schema);
+    if (issue) {
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `Invalid schema for ${what(value.name)}: ${issue.message}`,
+      });
+    }
+  };
+}
+const strictFunction = refineStrict("parameters", (name) => `function '${name}'`);
+const strictFormat = refineStrict("schema", (name) => `response_format '${name}'`);
+
 const EMPTY_PARAMETERS: SubsetSchema = { type: "object", properties: {}, additionalProperties: false };
 
 /** A function tool's fields, shared by both APIs' shapes. */
@@ -47,11 +74,13 @@ const functionFields = {
 };
 
 /** Responses: `{type: "function", name, parameters, strict}`. */
-export const responseToolSchema = z.strictObject({ type: z.literal("function"), ...functionFields });
+export const responseToolSchema = z
+  .strictObject({ type: z.literal("function"), ...functionFields })
+  .superRefine(strictFunction);
 /** Chat Completions: `{type: "function", function: {name, parameters, strict}}`. */
 export const chatToolSchema = z.strictObject({
   type: z.literal("function"),
-  function: z.strictObject(functionFields),
+  function: z.strictObject(functionFields).superRefine(strictFunction),
 });
 export type ResponseTool = z.infer<typeof responseToolSchema>;
 type FunctionFields = z.infer<typeof responseToolSchema>;
@@ -77,13 +106,16 @@ const formatFields = {
 export const responseTextFormatSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("text") }),
   z.strictObject({ type: z.literal("json_object") }),
-  z.strictObject({ type: z.literal("json_schema"), ...formatFields }),
+  z.strictObject({ type: z.literal("json_schema"), ...formatFields }).superRefine(strictFormat),
 ]);
 /** Chat `response_format`. */
 export const chatResponseFormatSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("text") }),
   z.strictObject({ type: z.literal("json_object") }),
-  z.strictObject({ type: z.literal("json_schema"), json_schema: z.strictObject(formatFields) }),
+  z.strictObject({
+    type: z.literal("json_schema"),
+    json_schema: z.strictObject(formatFields).superRefine(strictFormat),
+  }),
 ]);
 export type ResponseTextFormat = z.infer<typeof responseTextFormatSchema>;
 
@@ -122,8 +154,9 @@ type IssueAt = (path: PropertyKey[], message: string) => void;
 
 /**
  * OpenAI's cross-field rules, named at their param: two tools with one name, a choice naming a tool not in
- * `tools` (or any choice but none/auto without tools), and tools together with a JSON format (the answer is
- * decoded under one grammar: molmesh refuses the pair rather than ignore one).
+ * `tools` (or any choice but none/auto without tools). Tools with a `json_schema` format are one constraint
+ * (see {@link toOutputConstraint}); tools with `json_object` are refused: the grammar that would decode either
+ * is not built yet, and refusing beats ignoring one of them.
  */
 export function checkOutputRequest(
   request: OutputRequest,
@@ -145,8 +178,8 @@ export function checkOutputRequest(
   if (choice === "required" && names.length === 0)
     issue(paths.choice, `tool_choice 'required' needs at least one tool in '${paths.tools}'`);
   const calls = names.length > 0 && choice !== "none";
-  if (calls && request.format !== undefined && request.format.type !== "text")
-    issue(paths.format, "a JSON format together with tools is not supported: send one or the other");
+  if (calls && request.format?.type === "json_object")
+    issue(paths.format, "json_object together with tools is not supported: send json_schema, or one of them");
 }
 
 /** The tools as the views show them (in the order sent; the block sorts them). */
@@ -162,8 +195,9 @@ export function toViewTools(request: OutputRequest): ViewTool[] {
  * The constraint the answer is decoded under. `tools` with `auto` lets the model choose text or a call, and
  * that choice is itself constrained: the node's grammar is `root ::= text | "<tool_call>" call`, where text
  * may not start with `<` (gpu-nodes/src/engine/llama/constraint-grammars.ts), so the first decoded character
- * decides and everything after it is held to that branch. `none` (or no tools) leaves the answer free text
- * unless a JSON format asks for JSON.
+ * decides and everything after it is held to that branch; with a `json_schema` format that text branch is the
+ * format's JSON (OpenAI's semantics: a call, or a final answer in the format). `required` or a named tool
+ * must call, so the format plays no part; `none` (or no tools) leaves the format alone, or free text.
  */
 export function toOutputConstraint(request: OutputRequest): OutputConstraintInput | undefined {
   const { choice } = request;
@@ -178,6 +212,9 @@ export function toOutputConstraint(request: OutputRequest): OutputConstraintInpu
       choice: choice ?? "auto",
       // OpenAI's default is true; one call per answer only when the client says false.
       parallel: request.parallel ?? true,
+      ...(request.format?.type === "json_schema"
+        ? { format: { name: request.format.name, schema: request.format.schema } }
+        : {}),
     };
   }
   const format = request.format;
