@@ -11,6 +11,10 @@ import { timingsSchema, toolCallSchema, usageSchema, wireErrorCodeSchema } from 
  */
 const base = { turnId: z.string().min(1).max(64) };
 
+/** A `function_call_output` as the client sent it: the call it answers and the output, as text. */
+export const toolResultSchema = z.object({ callId: z.string().min(1), output: z.string() });
+export type ToolResult = z.infer<typeof toolResultSchema>;
+
 /** Timings the edge measured around a hop (ms, edge clock), next to what the node reported. */
 export const edgeHopTimingsSchema = z.object({
   /** Request sent → reply complete. */
@@ -68,6 +72,8 @@ export const userMessageEventSchema = z.object({
   /** Forced specialist (chat completions `model: "mol:<label>"`); skips the route hop. */
   forcedLabel: z.string().optional(),
   response: responseEchoSchema.optional(),
+  /** The `function_call_output` items this turn's input was (`text` is their view text); items list them. */
+  toolResults: z.array(toolResultSchema).min(1).optional(),
 });
 
 /**
@@ -81,11 +87,24 @@ export const instructionsEventSchema = z.object({
   text: z.string(),
 });
 
+/**
+ * An earlier message of an item array: `text` is what the views show; a `function_call` (assistant) or a
+ * `function_call_output` (user) keeps its fields too, so the items list shows it as OpenAI's item.
+ */
+export const contextMessageSchema = z.object({
+  role: z.enum(["user", "assistant"]),
+  text: z.string(),
+  /** A call as the client sent it back (its id is the call's `call_id`, which clients may make long). */
+  toolCall: z.object({ id: z.string().min(1), name: z.string(), arguments: z.string() }).optional(),
+  toolResult: toolResultSchema.optional(),
+});
+export type ContextMessage = z.infer<typeof contextMessageSchema>;
+
 /** Earlier messages a client sent in an item array (user and assistant), placed before the turn's user line. */
 export const contextMessagesEventSchema = z.object({
   ...base,
   type: z.literal("context_messages"),
-  messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string() })),
+  messages: z.array(contextMessageSchema),
 });
 
 /**

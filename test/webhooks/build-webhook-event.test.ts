@@ -80,4 +80,43 @@ describe("webhook events", () => {
     });
     expect(JSON.stringify(data)).not.toContain("gpu-7");
   });
+
+  it("carries the function calls of a turn that ended in calls, and the tool results a turn's input was", async () => {
+    const calls = turn({
+      answerText: "",
+      finishReason: "tool_calls",
+      toolCalls: [
+        { id: "call_a", name: "get_weather", arguments: '{"unit":"c"}' },
+        { id: "call_b", name: "noop", arguments: "{}" },
+      ],
+      toolResults: [{ callId: "call_0", output: '{"temp": 21}' }],
+    });
+    const data = (
+      JSON.parse((await buildTurnCompletedEvent(calls, ctx)).body) as { data: Record<string, unknown> }
+    ).data;
+    expect(data).toMatchObject({ answer: "", finish_reason: "tool_calls" });
+    expect(data.tool_calls).toEqual([
+      {
+        type: "function_call",
+        id: "fc_1_0",
+        call_id: "call_a",
+        name: "get_weather",
+        arguments: '{"unit":"c"}',
+        status: "completed",
+      },
+      {
+        type: "function_call",
+        id: "fc_1_1",
+        call_id: "call_b",
+        name: "noop",
+        arguments: "{}",
+        status: "completed",
+      },
+    ]);
+    expect(data.tool_results).toEqual([{ call_id: "call_0", output: '{"temp": 21}' }]);
+    // A text answer carries neither.
+    const plain = (JSON.parse((await buildTurnCompletedEvent(turn(), ctx)).body) as { data: object }).data;
+    expect(plain).not.toHaveProperty("tool_calls");
+    expect(plain).not.toHaveProperty("tool_results");
+  });
 });

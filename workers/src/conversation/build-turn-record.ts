@@ -22,6 +22,7 @@ export function buildTurnRecord(conversationId: string, events: readonly StoredT
     userItemId: buildItemId(user.turnId, "user"),
     assistantItemId: buildItemId(user.turnId, "assistant"),
     userText: user.text,
+    ...(user.toolResults ? { toolResults: user.toolResults } : {}),
     answerText: answer?.toolCalls ? "" : (answer?.text ?? ""),
     ...(answer ? { finishReason: answer.finishReason } : {}),
     ...(answer?.toolCalls ? { toolCalls: answer.toolCalls } : {}),

@@ -1,13 +1,24 @@
 import { z } from "zod";
 import { outputConstraintSchema, samplingSchema } from "../../../schema/wire/v1/index.ts";
-import { responseEchoSchema, type StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
+import {
+  contextMessageSchema,
+  responseEchoSchema,
+  toolResultSchema,
+  type ContextMessage,
+  type StoredTimelineEvent,
+} from "../../../schema/db/timeline-event.ts";
 import type { ConversationMeta } from "./conversation-store.ts";
 import type { TurnRecord } from "./turn-record.ts";
 
-/** A conversation item: a turn's user message or answer, or an earlier message added with its own id. */
+/**
+ * One conversation item: a turn's user message or answer, an earlier message it came with, or (OpenAI's own
+ * item types) a call the answer made (`callIndex`) or a tool result the turn's input was (`resultIndex`).
+ */
 export type StoredItem =
   | { role: "user" | "assistant"; turn: TurnRecord }
-  | { role: "user" | "assistant"; context: { id: string; text: string } };
+  | { role: "assistant"; turn: TurnRecord; callIndex: number }
+  | { role: "user"; turn: TurnRecord; resultIndex: number }
+  | { role: "user" | "assistant"; context: { id: string } & ContextMessage };
 
 export interface ItemPage {
   items: StoredItem[];
@@ -66,7 +77,9 @@ export const startTurnRequestSchema = z.object({
   /** System instructions for this turn on; appended to the timeline only when they changed. */
   instructions: z.string().optional(),
   /** Earlier messages of an item array, placed before this turn's user message. */
-  context: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string() })).optional(),
+  context: z.array(contextMessageSchema).optional(),
+  /** The `function_call_output` items the turn's input was (`text` holds their view text). */
+  toolResults: z.array(toolResultSchema).min(1).optional(),
   /** `previous_response_id`'s turn: it must be this conversation's latest (else 409, and the caller forks). */
   previousTurnId: z.string().optional(),
   /** `item_reference` ids: each must be an item of this conversation. */
@@ -107,7 +120,7 @@ export interface StoredTurn {
   turn: TurnRecord;
   deleted: boolean;
   /** The earlier messages and instructions this turn was sent with (`input_items`). */
-  context: Array<{ role: "user" | "assistant"; text: string }>;
+  context: ContextMessage[];
   instructions?: string;
 }
 

@@ -258,6 +258,7 @@ function pendingTurn(
     text: request.text,
     harnessHash: "",
     ...(request.response ? { response: request.response } : {}),
+    ...(request.toolResults ? { toolResults: request.toolResults } : {}),
     seq: 0,
     createdAt: now,
   } as const;

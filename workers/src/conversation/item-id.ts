@@ -37,6 +37,17 @@ export function parseFunctionCallItemId(itemId: string): { turnId: string; index
   return { turnId: `turn_${match[1]}`, index: Number(match[2]) };
 }
 
+/** The `function_call_output` items a tool-result turn's input was, numbered by result. */
+export function buildFunctionCallOutputItemId(turnId: string, index: number): string {
+  return `fco_${turnId.replace(/^turn_/, "")}_${index}`;
+}
+
+export function parseFunctionCallOutputItemId(itemId: string): { turnId: string; index: number } | undefined {
+  const match = /^fco_([A-Za-z0-9]{1,64})_([0-9]{1,3})$/.exec(itemId);
+  if (!match?.[1] || match[2] === undefined) return undefined;
+  return { turnId: `turn_${match[1]}`, index: Number(match[2]) };
+}
+
 export function buildResponseId(turnId: string): string {
   return `resp_${turnId.replace(/^turn_/, "")}`;
 }

@@ -2,14 +2,15 @@ import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { ConversationStore } from "./conversation-store.ts";
 import type { ItemPage, StoredItem } from "./conversation-rpc.ts";
-import { buildContextItemId, buildItemId } from "./item-id.ts";
+import { buildContextItemId, buildFunctionCallItemId, buildFunctionCallOutputItemId } from "./item-id.ts";
 import { findItemEvent, readTombstones } from "./stored-turns.ts";
 
 const ITEM_EVENTS = ["user_message", "answer", "context_messages"] as const;
 
 /**
  * Conversation items in timeline order, paginated by item id; deleted ones skipped. Items are turns' user
- * messages and answers, and the earlier messages that came with a turn or were added on their own.
+ * messages and answers (or, as OpenAI lists them, their tool results and calls), and the earlier messages that
+ * came with a turn or were added on their own.
  */
 export function listItems(
   store: ConversationStore,
@@ -42,14 +43,36 @@ function expandItems(
   event: StoredTimelineEvent,
   order: "asc" | "desc",
 ): Array<{ id: string; item: StoredItem }> {
+  const items = readEventItems(store, conversationId, event);
+  return order === "asc" ? items : items.reverse();
+}
+
+/**
+ * The items one event holds, oldest first: each message of a context event; a turn's user message, or the
+ * `function_call_output` items its input was; its answer, or the `function_call` items the answer made.
+ */
+export function readEventItems(
+  store: ConversationStore,
+  conversationId: string,
+  event: StoredTimelineEvent,
+): Array<{ id: string; item: StoredItem }> {
   if (event.type === "context_messages") {
-    const items = event.messages.map((message, index) => {
+    return event.messages.map((message, index) => {
       const id = buildContextItemId(event.turnId, index);
-      return { id, item: { role: message.role, context: { id, text: message.text } } };
+      return { id, item: { role: message.role, context: { id, ...message } } };
     });
-    return order === "asc" ? items : items.reverse();
   }
-  const role = event.type === "user_message" ? "user" : "assistant";
   const turn = buildTurnRecord(conversationId, store.readTurn(event.turnId));
-  return [{ id: buildItemId(event.turnId, role), item: { role, turn } }];
+  if (event.type === "user_message") {
+    if (!turn.toolResults) return [{ id: turn.userItemId, item: { role: "user", turn } }];
+    return turn.toolResults.map((_, resultIndex) => ({
+      id: buildFunctionCallOutputItemId(turn.turnId, resultIndex),
+      item: { role: "user", turn, resultIndex },
+    }));
+  }
+  if (!turn.toolCalls) return [{ id: turn.assistantItemId, item: { role: "assistant", turn } }];
+  return turn.toolCalls.map((_, callIndex) => ({
+    id: buildFunctionCallItemId(turn.turnId, callIndex),
+    item: { role: "assistant", turn, callIndex },
+  }));
 }

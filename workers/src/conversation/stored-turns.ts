@@ -2,7 +2,13 @@ import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { StoredItem, StoredTurn } from "./conversation-rpc.ts";
 import type { ConversationStore } from "./conversation-store.ts";
-import { buildContextItemId, parseContextItemId, parseFunctionCallItemId, parseItemId } from "./item-id.ts";
+import {
+  buildContextItemId,
+  parseContextItemId,
+  parseFunctionCallItemId,
+  parseFunctionCallOutputItemId,
+  parseItemId,
+} from "./item-id.ts";
 
 /** More tombstones than this in one conversation are not looked at (a bound, not a expected size). */
 const MAX_TOMBSTONES = 10_000;
@@ -91,6 +97,11 @@ export function findItemEvent(store: ConversationStore, itemId: string): StoredT
     const event = store.readTurn(context.turnId).find((e) => e.type === "context_messages");
     return event?.type === "context_messages" && context.index < event.messages.length ? event : undefined;
   }
+  const result = parseFunctionCallOutputItemId(itemId);
+  if (result) {
+    const user = store.readTurn(result.turnId).find((e) => e.type === "user_message");
+    return user?.type === "user_message" && result.index < (user.toolResults?.length ?? 0) ? user : undefined;
+  }
   // A call item (an `item_reference` clients send back for a `function_call`) is its answer's.
   const call = parseFunctionCallItemId(itemId);
   if (call) {
@@ -112,10 +123,14 @@ export function readItem(
   if (!event || readTombstones(store).items.has(itemId)) return null;
   if (event.type === "context_messages") {
     const message = event.messages[parseContextItemId(itemId)?.index ?? -1];
-    return message ? { role: message.role, context: { id: itemId, text: message.text } } : null;
+    return message ? { role: message.role, context: { id: itemId, ...message } } : null;
   }
-  const role = event.type === "user_message" ? "user" : "assistant";
-  return { role, turn: buildTurnRecord(conversationId, store.readTurn(event.turnId)) };
+  const turn = buildTurnRecord(conversationId, store.readTurn(event.turnId));
+  const call = parseFunctionCallItemId(itemId);
+  if (call) return { role: "assistant", turn, callIndex: call.index };
+  const result = parseFunctionCallOutputItemId(itemId);
+  if (result) return { role: "user", turn, resultIndex: result.index };
+  return { role: event.type === "user_message" ? "user" : "assistant", turn };
 }
 
 export function deleteItem(store: ConversationStore, conversationId: string, itemId: string): boolean {
@@ -137,6 +152,6 @@ export function addItems(
   store.append([{ type: "context_messages", turnId, messages }]);
   return messages.map((message, index) => {
     const id = buildContextItemId(turnId, index);
-    return { role: message.role, context: { id, text: message.text } };
+    return { role: message.role, context: { id, ...message } };
   });
 }

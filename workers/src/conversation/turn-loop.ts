@@ -79,6 +79,8 @@ export interface TurnJob {
   placementKey?: string | undefined;
   turnId: string;
   text: string;
+  /** The `function_call_output` items the input was; stored with the user message for the items list. */
+  toolResults?: StartTurnRequest["toolResults"];
   forcedLabel?: string | undefined;
   sampling?: StartTurnRequest["sampling"];
   apiOrigin?: string | undefined;
@@ -175,6 +177,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
         harnessHash: job.harnessHash,
         ...forced,
         ...(job.response ? { response: job.response } : {}),
+        ...(job.toolResults ? { toolResults: job.toolResults } : {}),
       } satisfies TimelineEventOf<"user_message">,
       ...toolsEvent,
     ];

@@ -1,6 +1,6 @@
 import type { TurnMol } from "../../../schema/api/mol.ts";
 import type { ToolCall, WireErrorCode } from "../../../schema/wire/v1/index.ts";
-import type { ResponseEcho } from "../../../schema/db/timeline-event.ts";
+import type { ResponseEcho, ToolResult } from "../../../schema/db/timeline-event.ts";
 
 /** The MoL facts of one turn: the extra `mol` object on responses and assistant items (schema/api/mol.ts). */
 export type { TurnMol };
@@ -18,6 +18,8 @@ export interface TurnRecord {
   userItemId: string;
   assistantItemId: string;
   userText: string;
+  /** The `function_call_output` items the turn's input was (`userText` is then their view text). */
+  toolResults?: ToolResult[] | undefined;
   /** The answer so far (complete when status = completed). */
   answerText: string;
   finishReason?: "stop" | "length" | "tool_calls" | undefined;

@@ -3,7 +3,7 @@ import type { TurnRecord } from "../../conversation/turn-record.ts";
 import { sha256Hex } from "../../../../schema/harness/content-hash.ts";
 import { mapTurnErrorToApiError, toPublicError } from "../errors/api-error.ts";
 import { formatMol } from "./format-mol.ts";
-import { toResponseId } from "./format-response-object.ts";
+import { formatFunctionCallItems, toResponseId } from "./format-response-object.ts";
 import type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
 
 export type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
@@ -56,7 +56,11 @@ function describeMol(turn: TurnRecord) {
   };
 }
 
-/** `conversation.turn.completed`: route label, adapter, the answer (or a link to it), usage and hop timings. */
+/**
+ * `conversation.turn.completed`: route label, adapter, the answer (or a link to it), usage and hop timings. A
+ * turn that ended in function calls (`finish_reason: "tool_calls"`, empty answer) carries them as OpenAI's
+ * `function_call` items, with the ids a client's `item_reference` and `function_call_output` name.
+ */
 export function buildTurnCompletedEvent(turn: TurnRecord, ctx: TurnEventContext): Promise<WebhookEvent> {
   const inline = turn.answerText.length <= MAX_INLINE_ANSWER_CHARS;
   return createEvent("conversation.turn.completed", turn, ctx, {
@@ -66,6 +70,11 @@ export function buildTurnCompletedEvent(turn: TurnRecord, ctx: TurnEventContext)
       : { answer_url: `/v1/conversations/${ctx.conversationId}/items/${turn.assistantItemId}` }),
     assistant_item_id: turn.assistantItemId,
     finish_reason: turn.finishReason ?? null,
+    ...(turn.toolCalls ? { tool_calls: formatFunctionCallItems(turn) } : {}),
+    // A turn whose input was tool results: the results themselves, not only their view text in `user_text`.
+    ...(turn.toolResults
+      ? { tool_results: turn.toolResults.map((r) => ({ call_id: r.callId, output: r.output })) }
+      : {}),
     ...describeMol(turn),
   });
 }

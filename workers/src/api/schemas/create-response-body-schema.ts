@@ -12,6 +12,7 @@ import {
   toolListSchema,
 } from "./tool-fields.ts";
 import { renderToolCallText, renderToolResultText } from "../../conversation/tool-turn-text.ts";
+import type { ContextMessage, ToolResult } from "../../../../schema/db/timeline-event.ts";
 
 const inputTextPartSchema = z.strictObject({ type: z.literal("input_text"), text: z.string() });
 /** An earlier answer as clients send it back (the `output` of a previous response). */
@@ -91,7 +92,9 @@ export interface ResponseInputParts {
   /** `instructions`, then system/developer items, joined with blank lines; undefined when none. */
   instructions?: string;
   /** Earlier user and assistant messages of the array, in order (calls and results as their view text). */
-  context: Array<{ role: "user" | "assistant"; text: string }>;
+  context: ContextMessage[];
+  /** The `function_call_output` items the input ends with, when the turn is those (`text` is their lines). */
+  toolResults: ToolResult[];
   itemReferences: string[];
   /**
    * The `call_id` of each `function_call_output` no `function_call` of this input made, with its index: an
@@ -109,6 +112,7 @@ export function readResponseInput(input: ResponseInput, instructions?: string): 
     return {
       text: input,
       context: [],
+      toolResults: [],
       itemReferences: [],
       outsideCallIds: [],
       ...(instructions ? { instructions } : {}),
@@ -124,16 +128,21 @@ export function readResponseInput(input: ResponseInput, instructions?: string): 
   if (input.at(-1)?.type === "function_call_output")
     while (turnStart > 0 && input[turnStart - 1]?.type === "function_call_output") turnStart -= 1;
   const results: string[] = [];
+  const toolResults: ToolResult[] = [];
   input.forEach((item, index) => {
     if (item.type === "item_reference") itemReferences.push(item.id);
     else if (item.type === "function_call") {
       calls.set(item.call_id, item.name);
-      context.push({ role: "assistant", text: renderToolCallText([item]) });
+      const toolCall = { id: item.call_id, name: item.name, arguments: item.arguments };
+      context.push({ role: "assistant", text: renderToolCallText([item]), toolCall });
     } else if (item.type === "function_call_output") {
       if (!calls.has(item.call_id)) outsideCallIds.push({ callId: item.call_id, index });
-      const line = renderToolResultText(item.call_id, calls.get(item.call_id), readOutputText(item.output));
-      if (index >= turnStart) results.push(line);
-      else context.push({ role: "user", text: line });
+      const toolResult = { callId: item.call_id, output: readOutputText(item.output) };
+      const line = renderToolResultText(item.call_id, calls.get(item.call_id), toolResult.output);
+      if (index >= turnStart) {
+        results.push(line);
+        toolResults.push(toolResult);
+      } else context.push({ role: "user", text: line, toolResult });
     } else if (index === input.length - 1) return;
     else if (item.role === "system" || item.role === "developer") system.push(readContentText(item.content));
     else context.push({ role: item.role, text: readContentText(item.content) });
@@ -144,6 +153,7 @@ export function readResponseInput(input: ResponseInput, instructions?: string): 
   return {
     text,
     context,
+    toolResults,
     itemReferences,
     outsideCallIds,
     ...(system.length > 0 ? { instructions: system.join("\n\n") } : {}),

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createValidationError, createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatConversation } from "../../api/format/format-conversation.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
-import { formatItem, readAssistantItemStatus } from "../../api/format/format-item.ts";
+import { formatStoredItem } from "../../api/format/format-conversation-item.ts";
 import {
   createConversationBodySchema,
   listItemsQuerySchema,
@@ -17,7 +17,6 @@ import type { AppEnv } from "../app-deps.ts";
 import { readJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import { requireConversation } from "./require-conversation.ts";
-import type { StoredItem } from "../../conversation/conversation-rpc.ts";
 
 const itemsBodySchema = createItemsBodySchema({ maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) });
 
@@ -100,23 +99,4 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
     await handle.remove();
     return c.json({ id, object: "conversation.deleted", deleted: true });
   });
-}
-
-function formatStoredItem(item: StoredItem) {
-  if ("context" in item) {
-    const { id, text } = item.context;
-    return item.role === "user"
-      ? formatItem({ role: "user", id, text })
-      : formatItem({ role: "assistant", id, text, status: "completed" });
-  }
-  const { role, turn } = item;
-  return role === "user"
-    ? formatItem({ role, id: turn.userItemId, text: turn.userText })
-    : formatItem({
-        role,
-        id: turn.assistantItemId,
-        text: turn.answerText,
-        status: readAssistantItemStatus(turn),
-        mol: turn.mol,
-      });
 }

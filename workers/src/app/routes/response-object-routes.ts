@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../api/errors/api-error.ts";
 import { createNotFoundError, createValidationError } from "../../api/errors/request-errors.ts";
-import { formatItem } from "../../api/format/format-item.ts";
+import { formatContextItem, formatTurnInputItems } from "../../api/format/format-conversation-item.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatResponseObject } from "../../api/format/format-response-object.ts";
 import { pageQueryFields } from "../../api/schemas/page-query-fields.ts";
@@ -87,13 +87,8 @@ export function registerResponseObjectRoutes(app: OpenAPIHono<AppEnv>): void {
     const { turn } = stored;
     // The earlier messages the request carried (conversation items of their own), then its user message.
     const items = [
-      ...stored.context.map((m, i) => {
-        const id = buildContextItemId(turn.turnId, i);
-        return m.role === "user"
-          ? formatItem({ role: "user", id, text: m.text })
-          : formatItem({ role: "assistant", id, text: m.text, status: "completed" });
-      }),
-      formatItem({ role: "user", id: turn.userItemId, text: turn.userText }),
+      ...stored.context.map((m, i) => formatContextItem(buildContextItemId(turn.turnId, i), m)),
+      ...formatTurnInputItems(turn),
     ];
     const ordered = query.data.order === "asc" ? items : items.reverse();
     const page = ordered.slice(0, query.data.limit);
