@@ -42,14 +42,8 @@ const NOOP: OpenAI.Responses.FunctionTool = {
   parameters: objectOf({}),
   strict: true,
 };
-const LOOKUP: OpenAI.Responses.FunctionTool = {
-  type: "function",
-  name: "lookup",
-  parameters: objectOf({ id: { enum: [1, 2, 3] } }),
-  strict: true,
-};
-const FIRST_TOOLS = [WEATHER, NOOP];
-const SECOND_TOOLS = [WEATHER, LOOKUP];
+const FIRST_TOOLS = [WEATHER];
+const SECOND_TOOLS = [WEATHER, NOOP];
 
 type Step = {
   tools: OpenAI.Responses.FunctionTool[];
@@ -60,20 +54,20 @@ type Step = {
   text?: string;
 };
 const STEPS: Step[] = [
-  { tools: FIRST_TOOLS, text: "hello, can you help with the weather?" },
-  { tools: FIRST_TOOLS, call: "get_weather", text: "what is the weather in Paris?" },
-  { tools: FIRST_TOOLS, result: '{"temp": 21, "sky": "clear"}' },
+  { tools: FIRST_TOOLS, text: "hi" },
+  { tools: FIRST_TOOLS, call: "get_weather", text: "weather in Paris?" },
+  { tools: FIRST_TOOLS, result: '{"temp": 21}' },
   { tools: FIRST_TOOLS, text: "and tomorrow?" },
   // The tool set changes: one `tools_changed` event appended, the views' prefix stays.
-  { tools: SECOND_TOOLS, call: "lookup", text: "look up order 2" },
-  { tools: SECOND_TOOLS, result: '{"order": 2, "status": "shipped"}' },
-  { tools: SECOND_TOOLS, text: "thanks, when does it arrive?" },
-  { tools: SECOND_TOOLS, call: "get_weather", text: "weather at the destination?" },
+  { tools: SECOND_TOOLS, call: "noop", text: "reset" },
+  { tools: SECOND_TOOLS, result: "ok" },
+  { tools: SECOND_TOOLS, text: "thanks" },
+  { tools: SECOND_TOOLS, call: "get_weather", text: "and in Rome?" },
   { tools: SECOND_TOOLS, result: '{"temp": 14}' },
-  { tools: SECOND_TOOLS, text: "summarize everything" },
+  { tools: SECOND_TOOLS, text: "bye" },
 ];
 
-describe("KV reuse over a 10-turn stored conversation with tools", () => {
+describe("a stored conversation with tools", () => {
   it("each answer hop finds the previous turn's whole view in the KV cache", async () => {
     const conversation = await client.conversations.create({});
     const rows: Array<{ turn: number; kind: string; prompt: number; cached: number; previous: number }> = [];
@@ -89,7 +83,7 @@ describe("KV reuse over a 10-turn stored conversation with tools", () => {
         input,
         tools: step.tools,
         tool_choice: step.call ? { type: "function", name: step.call } : "none",
-        max_output_tokens: step.call ? 160 : 12,
+        max_output_tokens: step.call ? 160 : 8,
       });
       const mol = (response as unknown as { mol: Mol }).mol;
       expect(mol).toMatchObject({ label: "agent", source: "forced" });
@@ -130,5 +124,87 @@ describe("KV reuse over a 10-turn stored conversation with tools", () => {
     // The view only grew at its end: the previous turn's whole prompt is this turn's cached prefix.
     for (const row of later) expect(row.cached, `turn ${row.turn}`).toBeGreaterThanOrEqual(row.previous);
     expect(cached / prompt).toBeGreaterThan(0.8);
+  });
+
+  it("lists calls and tool results as OpenAI's function_call and function_call_output items", async () => {
+    const conversation = await client.conversations.create({});
+    const base = { conversation: conversation.id, model: "mol:agent", tools: [WEATHER] } as const;
+    const called = await client.responses.create({
+      ...base,
+      input: "weather?",
+      tool_choice: { type: "function", name: "get_weather" },
+      max_output_tokens: 160,
+    });
+    const call = called.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(call.type).toBe("function_call");
+    const answered = await client.responses.create({
+      ...base,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: '{"temp": 21}' }],
+      tool_choice: "none",
+      max_output_tokens: 8,
+    });
+    // An item array whose earlier items are a call and its result (as the Agents SDK sends history).
+    const carried = await client.responses.create({
+      ...base,
+      input: [
+        { type: "function_call", call_id: "call_ctx", name: "get_weather", arguments: '{"unit": "f"}' },
+        { type: "function_call_output", call_id: "call_ctx", output: "70" },
+        { role: "user", content: "thanks" },
+      ],
+      tool_choice: "none",
+      max_output_tokens: 8,
+    });
+
+    const items = (await client.conversations.items.list(conversation.id, { order: "asc" })).data;
+    const shapes = items.map((item) => {
+      if (item.type === "message") return `${item.role} message`;
+      return item.type;
+    });
+    expect(shapes).toEqual([
+      "user message",
+      "function_call",
+      "function_call_output",
+      "assistant message",
+      "function_call",
+      "function_call_output",
+      "user message",
+      "assistant message",
+    ]);
+    // The call item is the response's output item (same id, so an `item_reference` to it resolves).
+    expect(items[1]).toEqual({ ...call, status: "completed" });
+    const result = items[2] as { id: string; call_id: string; output: string; status: string };
+    expect(result).toMatchObject({ call_id: call.call_id, output: '{"temp": 21}', status: "completed" });
+    expect(result.id).toMatch(/^fco_/);
+    expect(items[4]).toMatchObject({
+      call_id: "call_ctx",
+      name: "get_weather",
+      arguments: '{"unit": "f"}',
+      status: "completed",
+    });
+    expect(items[5]).toMatchObject({ type: "function_call_output", call_id: "call_ctx", output: "70" });
+    // No rendered view text leaks into what the client reads back.
+    expect(JSON.stringify(items)).not.toContain("tool result (");
+
+    // One item by id, and a page after a call item.
+    const one = await mesh.api(`/v1/conversations/${conversation.id}/items/${result.id}`);
+    expect(one.status).toBe(200);
+    expect(await one.json()).toEqual(result);
+    const after = await client.conversations.items.list(conversation.id, {
+      order: "asc",
+      after: call.id ?? "",
+    });
+    expect(after.data[0]?.id).toBe(result.id);
+
+    // A response's input items: the tool result it was; the carried call and result, then the message.
+    const answeredInput = (await client.responses.inputItems.list(answered.id)).data;
+    expect(answeredInput).toEqual([result]);
+    const carriedInput = (await client.responses.inputItems.list(carried.id, { order: "asc" })).data;
+    expect(carriedInput.map((item) => item.type)).toEqual([
+      "function_call",
+      "function_call_output",
+      "message",
+    ]);
+    expect(carriedInput[0]).toEqual(items[4]);
+    expect(carriedInput[1]).toEqual(items[5]);
   });
 });
