@@ -323,9 +323,18 @@ describe("requests into tools, constraints and turn text", () => {
     const input = readResponseInput(body.input);
     expect(input.context).toEqual([
       { role: "user", text: "weather?" },
-      { role: "assistant", text: renderToolCallText([CALLS[0] as (typeof CALLS)[0]]) },
+      {
+        role: "assistant",
+        text: renderToolCallText([CALLS[0] as (typeof CALLS)[0]]),
+        // Kept for the items list, which shows it as OpenAI's `function_call` item.
+        toolCall: { id: "call_a", name: "get_weather", arguments: '{"city": "Oslo"}' },
+      },
     ]);
     expect(input.text).toBe("tool result (get_weather, call_a): sunny\ntool result (call_old): 42");
+    expect(input.toolResults).toEqual([
+      { callId: "call_a", output: "sunny" },
+      { callId: "call_old", output: "42" },
+    ]);
     expect(input.outsideCallIds).toEqual([{ callId: "call_old", index: 3 }]);
   });
 
