@@ -128,7 +128,7 @@ describe("a stored conversation with tools", () => {
 
   it("lists calls and tool results as OpenAI's function_call and function_call_output items", async () => {
     const conversation = await client.conversations.create({});
-    const base = { conversation: conversation.id, model: "mol:agent", tools: [WEATHER] } as const;
+    const base = { conversation: conversation.id, model: "mol:agent", tools: [WEATHER] };
     const called = await client.responses.create({
       ...base,
       input: "weather?",
