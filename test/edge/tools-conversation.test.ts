@@ -83,6 +83,8 @@ describe("a stored conversation with tools", () => {
         input,
         tools: step.tools,
         tool_choice: step.call ? { type: "function", name: step.call } : "none",
+        // One call per call turn: the random model under the grammar could otherwise run a call array to length.
+        parallel_tool_calls: false,
         max_output_tokens: step.call ? 160 : 8,
       });
       const mol = (response as unknown as { mol: Mol }).mol;
@@ -133,6 +135,7 @@ describe("a stored conversation with tools", () => {
       ...base,
       input: "weather?",
       tool_choice: { type: "function", name: "get_weather" },
+      parallel_tool_calls: false,
       max_output_tokens: 160,
     });
     const call = called.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
