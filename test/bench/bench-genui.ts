@@ -16,7 +16,11 @@ import { validateComponent } from "../../workers/src/genui/validate-component.ts
 import { REPO_ROOT } from "../harness/paths.ts";
 import { REAL_MODEL, REAL_MODEL_PATH } from "../harness/real-model.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
-import { GENUI_CONTRACT_PROMPT, GENUI_EXEMPLAR } from "../../schema/harness/genui-contract-prompt.ts";
+import {
+  GENUI_ANSWER_SKELETON,
+  GENUI_CONTRACT_PROMPT,
+  GENUI_EXEMPLAR,
+} from "../../schema/harness/genui-contract-prompt.ts";
 import { CHAT_TEMPLATE_FAMILIES } from "../../schema/harness/chat-templates.ts";
 import { buildHarness } from "../../schema/harness/harness-config.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
@@ -90,6 +94,18 @@ const SHOT_DIR = join(tmpdir(), "molmesh-bench-genui-shots");
 const GRID_COLUMNS = 4;
 const CHROMIUM = process.env.MOL_CHROMIUM_PATH ?? "/usr/bin/chromium";
 
+/** The four-exemplar variant's changes to the default harness; the skeleton variant below adds its prefix. */
+const FOUR_EXEMPLARS = {
+  // After the request, where a small model looks last (the user line's end; ChatML's end-of-turn after it).
+  templates: {
+    userEnd: ` Reply with only the JSX module.${CHAT_TEMPLATE_FAMILIES.chatml.templates.lineEnd}`,
+  },
+  genui: {
+    systemPrompt: `${GENUI_CONTRACT_PROMPT}\nMore examples, one module each:\n${MORE_EXEMPLARS}`,
+    sampling: { temperature: 0, topK: 1 },
+  },
+};
+
 /** A variant is a harness overlay (MOL_HARNESS) on the per-model defaults: the edge runs it as it would in production. */
 const VARIANTS: { name: string; about: string; overlay: Record<string, unknown> }[] = [
   {
@@ -119,20 +135,34 @@ const VARIANTS: { name: string; about: string; overlay: Record<string, unknown> 
       "the default contract prompt plus three more worked answers (form, table, chart), a one-line reminder " +
       "after the request, greedy decoding",
     overlay: {
-      // After the request, where a small model looks last (the user line's end; ChatML's end-of-turn after it).
-      templates: {
-        userEnd: ` Reply with only the JSX module.${CHAT_TEMPLATE_FAMILIES.chatml.templates.lineEnd}`,
-      },
+      templates: FOUR_EXEMPLARS.templates,
+      specialists: { genui: { ...FOUR_EXEMPLARS.genui, ...SLOW_HOPS } },
+    },
+  },
+  {
+    name: "skeleton",
+    about:
+      "the default harness with the answer skeleton prefilled (`answerPrefix`: the two import lines and " +
+      "`export default function Component() {`; the model writes the body)",
+    overlay: { specialists: { genui: { ...SLOW_HOPS, answerPrefix: GENUI_ANSWER_SKELETON } } },
+  },
+  {
+    name: "skeleton-four-exemplars-greedy",
+    about: "four-exemplars-greedy with the answer skeleton prefilled",
+    overlay: {
+      templates: FOUR_EXEMPLARS.templates,
       specialists: {
-        genui: {
-          systemPrompt: `${GENUI_CONTRACT_PROMPT}\nMore examples, one module each:\n${MORE_EXEMPLARS}`,
-          sampling: { temperature: 0, topK: 1 },
-          ...SLOW_HOPS,
-        },
+        genui: { ...FOUR_EXEMPLARS.genui, ...SLOW_HOPS, answerPrefix: GENUI_ANSWER_SKELETON },
       },
     },
   },
 ];
+
+/**
+ * The calibration row: the worked exemplars the prompts show (not model output), sent through the same edge
+ * checks, store and Chromium render as the answers, to show what the pipeline does with a correct module.
+ */
+const CALIBRATION_SOURCES = [GENUI_EXEMPLAR, ...MORE_EXEMPLARS.split(/\n\n(?=import )/)];
 
 interface Outcome {
   prompt: string;
@@ -202,6 +232,61 @@ async function render(browser: Browser, url: string, shot: string): Promise<{ ok
     return { ok: false, error: String(error).slice(0, 200) };
   } finally {
     await page.close();
+  }
+}
+
+/** Stores `source` as a component through the edge's API (the same validator and store an answer goes through). */
+async function storeComponent(edgeUrl: string, source: string) {
+  const response = await fetch(`${edgeUrl}/v1/genui/components`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ source }),
+  });
+  const body = (await response.json()) as {
+    status?: string;
+    render_url?: string;
+    report?: { findings: { rule: string; message: string }[] };
+  };
+  return {
+    valid: body.status === "valid",
+    renderUrl: body.render_url,
+    findings: body.report?.findings.map((f) => `${f.rule} ${f.message}`)[0] ?? "",
+  };
+}
+
+async function runCalibration(natsWsUrl: string, browser: Browser, outcomes: Outcome[]) {
+  const edge = await spawnBenchEdge({
+    onLog: () => undefined,
+    name: "genui-calibration",
+    natsWsUrl,
+    devApiKey: KEY,
+    vars: HOP_TIMEOUT_VARS,
+  });
+  try {
+    for (const [i, source] of CALIBRATION_SOURCES.entries()) {
+      const name = /export default function (\w+)/.exec(source)?.[1] ?? String(i);
+      const local = validateComponent(extractComponentSource(source)).report;
+      const stored = await storeComponent(edge.url, source);
+      const outcome: Outcome = {
+        prompt: `exemplar ${name} (not model output)`,
+        compiles: !local.findings.some((f) => f.rule === "syntax-error"),
+        valid: stored.valid,
+        renders: false,
+        findings: stored.findings,
+        answerChars: source.length,
+        answer: source,
+      };
+      if (stored.renderUrl) {
+        const shot = `calibration-${String(i).padStart(2, "0")}.png`;
+        const result = await render(browser, stored.renderUrl, join(SHOT_DIR, shot));
+        outcome.renders = result.ok;
+        if (result.ok) outcome.shot = shot;
+        else if (result.error) outcome.renderError = result.error;
+      }
+      outcomes.push(outcome);
+    }
+  } finally {
+    await edge.stop();
   }
 }
 
@@ -301,8 +386,13 @@ async function composeGrid(browser: Browser, outcomes: Outcome[], path: string):
 
 const gridFile = (variant: string) => `genui-grid-${variant}.png`;
 
+const CALIBRATION = {
+  name: "calibration",
+  about: `**not model output**: the ${CALIBRATION_SOURCES.length} worked exemplars of the prompts, stored through \`POST /v1/genui/components\` (the same checks and store) and rendered the same way`,
+};
+
 function renderReport(
-  results: { variant: (typeof VARIANTS)[number]; outcomes: Outcome[] }[],
+  results: { variant: { name: string; about: string }; outcomes: Outcome[] }[],
   command: string,
 ) {
   const lines = [
@@ -384,14 +474,25 @@ async function main() {
       variant,
       outcomes: [] as Outcome[],
     }));
+    const calibration = { variant: CALIBRATION, outcomes: [] as Outcome[] };
+    await runCalibration(nats.wsUrl, browser, calibration.outcomes);
+    await composeGrid(browser, calibration.outcomes, join(OUT_DIR, gridFile(CALIBRATION.name)));
     // Written after every answer, so a long run that is stopped keeps what it measured.
     const write = () => {
       writeFileSync(
         join(OUT_DIR, "genui.json"),
-        JSON.stringify({ command, machine: collectMachineFacts(), maxTokens: MAX_TOKENS, results }, null, 2) +
-          "\n",
+        JSON.stringify(
+          {
+            command,
+            machine: collectMachineFacts(),
+            maxTokens: MAX_TOKENS,
+            results: [calibration, ...results],
+          },
+          null,
+          2,
+        ) + "\n",
       );
-      writeFileSync(join(OUT_DIR, "genui.md"), renderReport(results, command) + "\n");
+      writeFileSync(join(OUT_DIR, "genui.md"), renderReport([calibration, ...results], command) + "\n");
     };
     // The variants run side by side, each on its own edge: the node batches their answers, which a shared CPU
     // needs. Only shares are measured here, no latency, so the overlap changes no figure.
@@ -410,7 +511,12 @@ async function main() {
       }),
     );
     write();
-    console.log(renderReport(results, command).split("\n").slice(0, 12).join("\n"));
+    console.log(
+      renderReport([calibration, ...results], command)
+        .split("\n")
+        .slice(0, 14)
+        .join("\n"),
+    );
   } finally {
     await browser.close();
     await node.stop();
