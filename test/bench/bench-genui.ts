@@ -7,7 +7,6 @@
  * Slow on CPU (minutes): part of no CI run.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import type { MolGenui } from "../../schema/api/mol.ts";
@@ -26,6 +25,9 @@ import { buildHarness } from "../../schema/harness/harness-config.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
+import { CALIBRATION_SOURCES, MORE_EXEMPLARS } from "./genui-bench-exemplars.ts";
+import { count, gridFile, renderGenuiReport, type Outcome } from "./render-genui-report.ts";
+import { SHOT_DIR, composeGrid, renderComponent } from "./shoot-genui-components.ts";
 import { spawnBenchNode } from "./spawn-bench-node.ts";
 
 const KEY = "sk-bench-genui-0123456789abcdef";
@@ -45,6 +47,7 @@ const HOP_TIMEOUT_VARS = {
  * exemplar); SmolLM2 was trained on 8,192, where the default harness carries its exemplar and the variants fit.
  */
 const CONTEXT_TOKENS = 8192;
+const SETTINGS = { contextTokens: CONTEXT_TOKENS, maxTokens: MAX_TOKENS };
 /**
  * The answer's limit stays under Node's fetch, which stops waiting for response headers at 300 s, so the edge's 504
  * comes first. The summary (after the answer, not measured here) is cut to one token: it would only take CPU from
@@ -52,46 +55,7 @@ const CONTEXT_TOKENS = 8192;
  */
 const SLOW_HOPS = { answerTimeoutMs: 280_000, summary: { timeoutMs: 180_000, maxTokens: 1 } };
 
-/** Three more worked answers besides the counter: a form, a table and a chart, the shapes the prompts ask for most. */
-const MORE_EXEMPLARS = `import { useState } from "react";
-import { Card, Input, Button, Text } from "@molmesh/ui";
-
-export default function SignupForm() {
-  const [email, setEmail] = useState("");
-  const [sent, setSent] = useState(false);
-  return (
-    <Card title="Sign up">
-      <Input label="Email" value={email} onChange={setEmail} />
-      <Button onClick={() => setSent(true)}>Send</Button>
-      {sent && <Text>Thanks, {email}</Text>}
-    </Card>
-  );
-}
-
-import { Card, Table } from "@molmesh/ui";
-
-export default function Team() {
-  return (
-    <Card title="Team">
-      <Table columns={["Name", "Role"]} rows={[["Ada", "Engineer"], ["Bob", "Designer"]]} />
-    </Card>
-  );
-}
-
-import { Card, Chart } from "@molmesh/ui";
-
-export default function Sales() {
-  const data = [{ label: "Jan", value: 12 }, { label: "Feb", value: 19 }, { label: "Mar", value: 7 }];
-  return (
-    <Card title="Sales">
-      <Chart data={data} />
-    </Card>
-  );
-}`;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
-/** One screenshot per rendered component, only for composing the grids (which are what the report keeps). */
-const SHOT_DIR = join(tmpdir(), "molmesh-bench-genui-shots");
-const GRID_COLUMNS = 4;
 const CHROMIUM = process.env.MOL_CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /** The four-exemplar variant's changes to the default harness; the skeleton variant below adds its prefix. */
@@ -158,25 +122,6 @@ const VARIANTS: { name: string; about: string; overlay: Record<string, unknown> 
   },
 ];
 
-/**
- * The calibration row: the worked exemplars the prompts show (not model output), sent through the same edge
- * checks, store and Chromium render as the answers, to show what the pipeline does with a correct module.
- */
-const CALIBRATION_SOURCES = [GENUI_EXEMPLAR, ...MORE_EXEMPLARS.split(/\n\n(?=import )/)];
-
-interface Outcome {
-  prompt: string;
-  compiles: boolean;
-  valid: boolean;
-  renders: boolean;
-  findings: string;
-  answerChars: number;
-  /** The answer as the model wrote it, for reading the failures. */
-  answer: string;
-  shot?: string;
-  renderError?: string;
-}
-
 async function askGenui(edgeUrl: string, prompt: string) {
   const response = await fetch(`${edgeUrl}/v1/chat/completions`, {
     method: "POST",
@@ -201,38 +146,6 @@ async function askGenui(edgeUrl: string, prompt: string) {
   };
   if (!response.ok) throw new Error(`chat completion: ${response.status} ${body.error?.message ?? ""}`);
   return { text: body.choices?.[0]?.message.content ?? "", genui: body.mol?.genui };
-}
-
-/** Opens the render link; renders = the frame initialized, reported no error and shows non-empty content. */
-async function render(browser: Browser, url: string, shot: string): Promise<{ ok: boolean; error?: string }> {
-  const page = await browser.newPage({ viewport: { width: 360, height: 300 } });
-  try {
-    await page.goto(url);
-    const state = await page
-      .waitForFunction(
-        () => {
-          const s = (window as unknown as { __genui?: { state: string; errors: string[] } }).__genui;
-          return s && ["ready", "error", "killed"].includes(s.state) ? s : false;
-        },
-        null,
-        { timeout: 10_000 },
-      )
-      .then((handle) => handle.jsonValue() as Promise<{ state: string; errors: string[] }>);
-    await page.waitForTimeout(400);
-    const frame = page.frames().find((f) => f.url().includes("/genui/frame/"));
-    const text = (await frame?.evaluate(() => document.getElementById("root")?.innerHTML.length ?? 0)) ?? 0;
-    const after = await page.evaluate(
-      () => (window as unknown as { __genui: { state: string; errors: string[] } }).__genui,
-    );
-    await page.screenshot({ path: shot });
-    if (state.state !== "ready" || after.errors.length > 0)
-      return { ok: false, error: after.errors[0] ?? after.state };
-    return text > 0 ? { ok: true } : { ok: false, error: "rendered nothing" };
-  } catch (error) {
-    return { ok: false, error: String(error).slice(0, 200) };
-  } finally {
-    await page.close();
-  }
 }
 
 /** Stores `source` as a component through the edge's API (the same validator and store an answer goes through). */
@@ -278,7 +191,7 @@ async function runCalibration(natsWsUrl: string, browser: Browser, outcomes: Out
       };
       if (stored.renderUrl) {
         const shot = `calibration-${String(i).padStart(2, "0")}.png`;
-        const result = await render(browser, stored.renderUrl, join(SHOT_DIR, shot));
+        const result = await renderComponent(browser, stored.renderUrl, join(SHOT_DIR, shot));
         outcome.renders = result.ok;
         if (result.ok) outcome.shot = shot;
         else if (result.error) outcome.renderError = result.error;
@@ -332,7 +245,7 @@ async function runVariant(
       if (genui?.renderUrl) {
         const name = `${variant.name}-${String(i).padStart(2, "0")}.png`;
         const shot = join(SHOT_DIR, name);
-        const result = await render(browser, genui.renderUrl, shot);
+        const result = await renderComponent(browser, genui.renderUrl, shot);
         outcome.renders = result.ok;
         if (result.ok) outcome.shot = name;
         else {
@@ -352,88 +265,10 @@ async function runVariant(
   }
 }
 
-const count = (outcomes: Outcome[], key: "compiles" | "valid" | "renders") =>
-  outcomes.filter((o) => o[key]).length;
-const share = (outcomes: Outcome[], key: "compiles" | "valid" | "renders") =>
-  `${count(outcomes, key)}/${outcomes.length} (${((100 * count(outcomes, key)) / Math.max(1, outcomes.length)).toFixed(0)} %)`;
-
-/**
- * One PNG of every rendered component of a variant: a page of <img> tiles (the shots as data: URLs, each under
- * its prompt) and one screenshot of it, in the same Chromium; no image library needed.
- */
-async function composeGrid(browser: Browser, outcomes: Outcome[], path: string): Promise<boolean> {
-  const shots = outcomes.filter((o) => o.shot);
-  if (shots.length === 0) return false;
-  const escape = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  const tiles = shots.map((o) => {
-    const data = readFileSync(join(SHOT_DIR, o.shot ?? "")).toString("base64");
-    return `<figure><img src="data:image/png;base64,${data}"><figcaption>${escape(o.prompt)}</figcaption></figure>`;
-  });
-  const page = await browser.newPage({ viewport: { width: GRID_COLUMNS * 250, height: 200 } });
-  try {
-    await page.setContent(
-      `<style>body{margin:0;font:12px system-ui;background:#fff}main{display:grid;grid-template-columns:repeat(${GRID_COLUMNS},250px)}` +
-        "figure{margin:0;padding:4px;border:1px solid #ddd}img{width:240px;height:200px;object-fit:cover;object-position:top left;display:block}" +
-        `figcaption{height:30px;overflow:hidden}</style><main>${tiles.join("")}</main>`,
-    );
-    await page.waitForFunction(() => [...document.images].every((i) => i.complete));
-    await page.screenshot({ path, fullPage: true });
-    return true;
-  } finally {
-    await page.close();
-  }
-}
-
-const gridFile = (variant: string) => `genui-grid-${variant}.png`;
-
 const CALIBRATION = {
   name: "calibration",
   about: `**not model output**: the ${CALIBRATION_SOURCES.length} worked exemplars of the prompts, stored through \`POST /v1/genui/components\` (the same checks and store) and rendered the same way`,
 };
-
-function renderReport(
-  results: { variant: { name: string; about: string }; outcomes: Outcome[] }[],
-  command: string,
-) {
-  const lines = [
-    "## GenUI: SmolLM2-135M answers that compile, pass the checks and render (UI4A-style)",
-    "",
-    `Command: \`${command}\`. Each prompt of \`test/bench/genui-prompts.json\` goes once to \`mol:genui\` (the bare`,
-    `SmolLM2-135M-Instruct Q4_1 base, ChatML views from the edge, ${CONTEXT_TOKENS} context tokens, max ${MAX_TOKENS} answer`,
-    "tokens, greedy or sampled as the variant says) through a real GPU node and the edge in workerd; the edge",
-    "validates and stores the component, Debian Chromium opens its render link (sandbox origin, SES frame) and counts",
-    "it as rendered when the frame reports ready, no error, and non-empty content. Stages are cumulative: a",
-    "component only renders if it passed the checks. Generation runs on the CPU of a shared 2-core machine.",
-    "",
-    "| variant | harness | compiles | passes checks | renders in Chromium |",
-    "| --- | --- | --- | --- | --- |",
-    ...results.map(
-      ({ variant, outcomes }) =>
-        `| ${variant.name} | ${variant.about} | ${share(outcomes, "compiles")} | ${share(outcomes, "valid")} | ${share(outcomes, "renders")} |`,
-    ),
-    "",
-  ];
-  for (const { variant, outcomes } of results) {
-    const rules = new Map<string, number>();
-    for (const o of outcomes.filter((x) => !x.valid)) {
-      const rule = o.findings.split(" ")[0] ?? "?";
-      rules.set(rule, (rules.get(rule) ?? 0) + 1);
-    }
-    lines.push(
-      `**${variant.name}** — first finding of the rejected answers: ${[...rules].map(([r, n]) => `${r} ×${n}`).join(", ") || "none"}.`,
-      "",
-    );
-    const shots = outcomes.filter((o) => o.shot);
-    if (shots.length > 0)
-      lines.push(
-        `![the ${shots.length} components of ${variant.name} that rendered](${gridFile(variant.name)})`,
-        "",
-        `Left to right, top to bottom: ${shots.map((o) => o.prompt).join("; ")}.`,
-        "",
-      );
-  }
-  return lines.join("\n");
-}
 
 async function main() {
   if (!REAL_MODEL_PATH)
@@ -492,7 +327,10 @@ async function main() {
           2,
         ) + "\n",
       );
-      writeFileSync(join(OUT_DIR, "genui.md"), renderReport([calibration, ...results], command) + "\n");
+      writeFileSync(
+        join(OUT_DIR, "genui.md"),
+        renderGenuiReport([calibration, ...results], command, SETTINGS) + "\n",
+      );
     };
     // The variants run side by side, each on its own edge: the node batches their answers, which a shared CPU
     // needs. Only shares are measured here, no latency, so the overlap changes no figure.
@@ -512,7 +350,7 @@ async function main() {
     );
     write();
     console.log(
-      renderReport([calibration, ...results], command)
+      renderGenuiReport([calibration, ...results], command, SETTINGS)
         .split("\n")
         .slice(0, 14)
         .join("\n"),
