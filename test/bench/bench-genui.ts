@@ -70,6 +70,17 @@ const FOUR_EXEMPLARS = {
   },
 };
 
+/**
+ * The full skeleton's import line of the whole kit gets copied into endless name lists by the 135M model; this
+ * one imports four names and starts the JSX itself.
+ */
+const JSX_SKELETON = `import { useState } from "react";
+import { Card, Stack, Text, Button } from "@molmesh/ui";
+
+export default function Component() {
+  return (
+    <Card title="`;
+
 /** A variant is a harness overlay (MOL_HARNESS) on the per-model defaults: the edge runs it as it would in production. */
 const VARIANTS: { name: string; about: string; overlay: Record<string, unknown> }[] = [
   {
@@ -109,6 +120,13 @@ const VARIANTS: { name: string; about: string; overlay: Record<string, unknown> 
       "the default harness with the answer skeleton prefilled (`answerPrefix`: the two import lines and " +
       "`export default function Component() {`; the model writes the body)",
     overlay: { specialists: { genui: { ...SLOW_HOPS, answerPrefix: GENUI_ANSWER_SKELETON } } },
+  },
+  {
+    name: "skeleton-jsx",
+    about:
+      "the default harness with a shorter skeleton prefilled: four kit imports and the function opened down to " +
+      '`return (<Card title="` (the model writes the title and the JSX)',
+    overlay: { specialists: { genui: { ...SLOW_HOPS, answerPrefix: JSX_SKELETON } } },
   },
   {
     name: "skeleton-four-exemplars-greedy",
