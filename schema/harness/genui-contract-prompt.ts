@@ -39,11 +39,16 @@ export default function Counter() {
   );
 }`;
 
-/** The opening every contract answer shares; a harness variant may start the answer from it. */
+/**
+ * The opening every contract answer shares, up to the component's body: a harness may prefill it
+ * (`answerPrefix`), so the model starts inside the function instead of choosing between prose and a module.
+ * Imports the whole kit; the validator does not reject unused imports.
+ */
 export const GENUI_ANSWER_SKELETON = `import { useState } from "react";
-import { Stack, Row, Card, Heading, Text, Button, Input, Select, Checkbox, Table, Badge, Chart } from "@molmesh/ui";
+import { ${GENUI_PROMPT_KIT_NAMES.join(", ")} } from "@molmesh/ui";
 
-export default function `;
+export default function Component() {
+`;
 
 const GENUI_CONTRACT_RULES =
   "You are the generative UI specialist. Reply with only one ES module (JSX, no markdown): a default-exported " +

@@ -89,7 +89,19 @@ function checkBudgets(harness: HarnessDocument): HarnessIssue[] {
         at(["specialists", label, "viewBudgetBytes"], "too small for the header, a user line and an answer"),
       );
     }
-    const answerPromptBytes = room.budgetBytes - room.reserveBytes + countUtf8Bytes(templates.assistantCue);
+    const prefixBytes = countUtf8Bytes(specialist.answerPrefix ?? "");
+    // The view clips an answer to answerViewMaxBytes from its head: a prefix the clip could cut would leave the
+    // answer prompt no longer a prefix of the view after it.
+    if (
+      prefixBytes > 0 &&
+      prefixBytes + countUtf8Bytes(templates.clippedMark) > specialist.answerViewMaxBytes
+    ) {
+      issues.push(
+        at(["specialists", label, "answerPrefix"], "longer than answerViewMaxBytes less the clipped mark"),
+      );
+    }
+    const answerPromptBytes =
+      room.budgetBytes - room.reserveBytes + countUtf8Bytes(templates.assistantCue) + prefixBytes;
     if (answerPromptBytes + specialist.sampling.maxTokens > contextTokens) {
       issues.push(
         at(["specialists", label, "sampling", "maxTokens"], "answer prompt + maxTokens exceed contextTokens"),

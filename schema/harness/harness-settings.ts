@@ -22,6 +22,13 @@ const promptSchema = z
     message: "prompts must not contain U+E000 or U+E001 (they mark template special tokens)",
   });
 const fractionSchema = z.number().gt(0).lt(1);
+const answerPrefixSchema = z
+  .string()
+  .min(1)
+  .max(2048)
+  .refine((t) => !/[\uE000\uE001]/.test(t), {
+    message: "answerPrefix must not contain U+E000 or U+E001 (they mark template special tokens)",
+  });
 
 /**
  * Budgets are in UTF-8 BYTES, not tokens: every non-control token covers at least one byte, so a view of
@@ -67,6 +74,13 @@ export const specialistSettingsSchema = z.object({
   viewBudgetBytes: budgetBytesSchema,
   /** Longest answer kept in the specialist's own view; longer ones are clipped there (never for the client). */
   answerViewMaxBytes: z.int().min(16).max(MAX_VIEW_BUDGET_BYTES),
+  /**
+   * The answer's opening, prefilled (absent: none). The answer hop's prompt ends with it inside the assistant
+   * turn and the model continues it; the stored answer and the client's stream start with it, so the views stay
+   * a function of the timeline and each prompt a prefix of the next view. Not used under an output constraint
+   * (tools, JSON): their grammar decides how an answer starts.
+   */
+  answerPrefix: answerPrefixSchema.optional(),
   summary: summarySettingsSchema,
 });
 export type SpecialistSettings = z.infer<typeof specialistSettingsSchema>;

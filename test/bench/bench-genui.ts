@@ -7,7 +7,6 @@
  * Slow on CPU (minutes): part of no CI run.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import type { MolGenui } from "../../schema/api/mol.ts";
@@ -16,12 +15,19 @@ import { validateComponent } from "../../workers/src/genui/validate-component.ts
 import { REPO_ROOT } from "../harness/paths.ts";
 import { REAL_MODEL, REAL_MODEL_PATH } from "../harness/real-model.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
-import { GENUI_CONTRACT_PROMPT, GENUI_EXEMPLAR } from "../../schema/harness/genui-contract-prompt.ts";
+import {
+  GENUI_ANSWER_SKELETON,
+  GENUI_CONTRACT_PROMPT,
+  GENUI_EXEMPLAR,
+} from "../../schema/harness/genui-contract-prompt.ts";
 import { CHAT_TEMPLATE_FAMILIES } from "../../schema/harness/chat-templates.ts";
 import { buildHarness } from "../../schema/harness/harness-config.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
+import { CALIBRATION_SOURCES, MORE_EXEMPLARS } from "./genui-bench-exemplars.ts";
+import { count, gridFile, renderGenuiReport, type Outcome } from "./render-genui-report.ts";
+import { SHOT_DIR, composeGrid, renderComponent } from "./shoot-genui-components.ts";
 import { spawnBenchNode } from "./spawn-bench-node.ts";
 
 const KEY = "sk-bench-genui-0123456789abcdef";
@@ -41,6 +47,7 @@ const HOP_TIMEOUT_VARS = {
  * exemplar); SmolLM2 was trained on 8,192, where the default harness carries its exemplar and the variants fit.
  */
 const CONTEXT_TOKENS = 8192;
+const SETTINGS = { contextTokens: CONTEXT_TOKENS, maxTokens: MAX_TOKENS };
 /**
  * The answer's limit stays under Node's fetch, which stops waiting for response headers at 300 s, so the edge's 504
  * comes first. The summary (after the answer, not measured here) is cut to one token: it would only take CPU from
@@ -48,47 +55,31 @@ const CONTEXT_TOKENS = 8192;
  */
 const SLOW_HOPS = { answerTimeoutMs: 280_000, summary: { timeoutMs: 180_000, maxTokens: 1 } };
 
-/** Three more worked answers besides the counter: a form, a table and a chart, the shapes the prompts ask for most. */
-const MORE_EXEMPLARS = `import { useState } from "react";
-import { Card, Input, Button, Text } from "@molmesh/ui";
-
-export default function SignupForm() {
-  const [email, setEmail] = useState("");
-  const [sent, setSent] = useState(false);
-  return (
-    <Card title="Sign up">
-      <Input label="Email" value={email} onChange={setEmail} />
-      <Button onClick={() => setSent(true)}>Send</Button>
-      {sent && <Text>Thanks, {email}</Text>}
-    </Card>
-  );
-}
-
-import { Card, Table } from "@molmesh/ui";
-
-export default function Team() {
-  return (
-    <Card title="Team">
-      <Table columns={["Name", "Role"]} rows={[["Ada", "Engineer"], ["Bob", "Designer"]]} />
-    </Card>
-  );
-}
-
-import { Card, Chart } from "@molmesh/ui";
-
-export default function Sales() {
-  const data = [{ label: "Jan", value: 12 }, { label: "Feb", value: 19 }, { label: "Mar", value: 7 }];
-  return (
-    <Card title="Sales">
-      <Chart data={data} />
-    </Card>
-  );
-}`;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
-/** One screenshot per rendered component, only for composing the grids (which are what the report keeps). */
-const SHOT_DIR = join(tmpdir(), "molmesh-bench-genui-shots");
-const GRID_COLUMNS = 4;
 const CHROMIUM = process.env.MOL_CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** The four-exemplar variant's changes to the default harness; the skeleton variant below adds its prefix. */
+const FOUR_EXEMPLARS = {
+  // After the request, where a small model looks last (the user line's end; ChatML's end-of-turn after it).
+  templates: {
+    userEnd: ` Reply with only the JSX module.${CHAT_TEMPLATE_FAMILIES.chatml.templates.lineEnd}`,
+  },
+  genui: {
+    systemPrompt: `${GENUI_CONTRACT_PROMPT}\nMore examples, one module each:\n${MORE_EXEMPLARS}`,
+    sampling: { temperature: 0, topK: 1 },
+  },
+};
+
+/**
+ * The full skeleton's import line of the whole kit gets copied into endless name lists by the 135M model; this
+ * one imports four names and starts the JSX itself.
+ */
+const JSX_SKELETON = `import { useState } from "react";
+import { Card, Stack, Text, Button } from "@molmesh/ui";
+
+export default function Component() {
+  return (
+    <Card title="`;
 
 /** A variant is a harness overlay (MOL_HARNESS) on the per-model defaults: the edge runs it as it would in production. */
 const VARIANTS: { name: string; about: string; overlay: Record<string, unknown> }[] = [
@@ -119,33 +110,35 @@ const VARIANTS: { name: string; about: string; overlay: Record<string, unknown> 
       "the default contract prompt plus three more worked answers (form, table, chart), a one-line reminder " +
       "after the request, greedy decoding",
     overlay: {
-      // After the request, where a small model looks last (the user line's end; ChatML's end-of-turn after it).
-      templates: {
-        userEnd: ` Reply with only the JSX module.${CHAT_TEMPLATE_FAMILIES.chatml.templates.lineEnd}`,
-      },
+      templates: FOUR_EXEMPLARS.templates,
+      specialists: { genui: { ...FOUR_EXEMPLARS.genui, ...SLOW_HOPS } },
+    },
+  },
+  {
+    name: "skeleton",
+    about:
+      "the default harness with the answer skeleton prefilled (`answerPrefix`: the two import lines and " +
+      "`export default function Component() {`; the model writes the body)",
+    overlay: { specialists: { genui: { ...SLOW_HOPS, answerPrefix: GENUI_ANSWER_SKELETON } } },
+  },
+  {
+    name: "skeleton-jsx",
+    about:
+      "the default harness with a shorter skeleton prefilled: four kit imports and the function opened down to " +
+      '`return (<Card title="` (the model writes the title and the JSX)',
+    overlay: { specialists: { genui: { ...SLOW_HOPS, answerPrefix: JSX_SKELETON } } },
+  },
+  {
+    name: "skeleton-four-exemplars-greedy",
+    about: "four-exemplars-greedy with the answer skeleton prefilled",
+    overlay: {
+      templates: FOUR_EXEMPLARS.templates,
       specialists: {
-        genui: {
-          systemPrompt: `${GENUI_CONTRACT_PROMPT}\nMore examples, one module each:\n${MORE_EXEMPLARS}`,
-          sampling: { temperature: 0, topK: 1 },
-          ...SLOW_HOPS,
-        },
+        genui: { ...FOUR_EXEMPLARS.genui, ...SLOW_HOPS, answerPrefix: GENUI_ANSWER_SKELETON },
       },
     },
   },
 ];
-
-interface Outcome {
-  prompt: string;
-  compiles: boolean;
-  valid: boolean;
-  renders: boolean;
-  findings: string;
-  answerChars: number;
-  /** The answer as the model wrote it, for reading the failures. */
-  answer: string;
-  shot?: string;
-  renderError?: string;
-}
 
 async function askGenui(edgeUrl: string, prompt: string) {
   const response = await fetch(`${edgeUrl}/v1/chat/completions`, {
@@ -173,35 +166,58 @@ async function askGenui(edgeUrl: string, prompt: string) {
   return { text: body.choices?.[0]?.message.content ?? "", genui: body.mol?.genui };
 }
 
-/** Opens the render link; renders = the frame initialized, reported no error and shows non-empty content. */
-async function render(browser: Browser, url: string, shot: string): Promise<{ ok: boolean; error?: string }> {
-  const page = await browser.newPage({ viewport: { width: 360, height: 300 } });
+/** Stores `source` as a component through the edge's API (the same validator and store an answer goes through). */
+async function storeComponent(edgeUrl: string, source: string) {
+  const response = await fetch(`${edgeUrl}/v1/genui/components`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ source }),
+  });
+  const body = (await response.json()) as {
+    status?: string;
+    render_url?: string;
+    report?: { findings: { rule: string; message: string }[] };
+  };
+  return {
+    valid: body.status === "valid",
+    renderUrl: body.render_url,
+    findings: body.report?.findings.map((f) => `${f.rule} ${f.message}`)[0] ?? "",
+  };
+}
+
+async function runCalibration(natsWsUrl: string, browser: Browser, outcomes: Outcome[]) {
+  const edge = await spawnBenchEdge({
+    onLog: () => undefined,
+    name: "genui-calibration",
+    natsWsUrl,
+    devApiKey: KEY,
+    vars: HOP_TIMEOUT_VARS,
+  });
   try {
-    await page.goto(url);
-    const state = await page
-      .waitForFunction(
-        () => {
-          const s = (window as unknown as { __genui?: { state: string; errors: string[] } }).__genui;
-          return s && ["ready", "error", "killed"].includes(s.state) ? s : false;
-        },
-        null,
-        { timeout: 10_000 },
-      )
-      .then((handle) => handle.jsonValue() as Promise<{ state: string; errors: string[] }>);
-    await page.waitForTimeout(400);
-    const frame = page.frames().find((f) => f.url().includes("/genui/frame/"));
-    const text = (await frame?.evaluate(() => document.getElementById("root")?.innerHTML.length ?? 0)) ?? 0;
-    const after = await page.evaluate(
-      () => (window as unknown as { __genui: { state: string; errors: string[] } }).__genui,
-    );
-    await page.screenshot({ path: shot });
-    if (state.state !== "ready" || after.errors.length > 0)
-      return { ok: false, error: after.errors[0] ?? after.state };
-    return text > 0 ? { ok: true } : { ok: false, error: "rendered nothing" };
-  } catch (error) {
-    return { ok: false, error: String(error).slice(0, 200) };
+    for (const [i, source] of CALIBRATION_SOURCES.entries()) {
+      const name = /export default function (\w+)/.exec(source)?.[1] ?? String(i);
+      const local = validateComponent(extractComponentSource(source)).report;
+      const stored = await storeComponent(edge.url, source);
+      const outcome: Outcome = {
+        prompt: `exemplar ${name} (not model output)`,
+        compiles: !local.findings.some((f) => f.rule === "syntax-error"),
+        valid: stored.valid,
+        renders: false,
+        findings: stored.findings,
+        answerChars: source.length,
+        answer: source,
+      };
+      if (stored.renderUrl) {
+        const shot = `calibration-${String(i).padStart(2, "0")}.png`;
+        const result = await renderComponent(browser, stored.renderUrl, join(SHOT_DIR, shot));
+        outcome.renders = result.ok;
+        if (result.ok) outcome.shot = shot;
+        else if (result.error) outcome.renderError = result.error;
+      }
+      outcomes.push(outcome);
+    }
   } finally {
-    await page.close();
+    await edge.stop();
   }
 }
 
@@ -247,7 +263,7 @@ async function runVariant(
       if (genui?.renderUrl) {
         const name = `${variant.name}-${String(i).padStart(2, "0")}.png`;
         const shot = join(SHOT_DIR, name);
-        const result = await render(browser, genui.renderUrl, shot);
+        const result = await renderComponent(browser, genui.renderUrl, shot);
         outcome.renders = result.ok;
         if (result.ok) outcome.shot = name;
         else {
@@ -267,83 +283,10 @@ async function runVariant(
   }
 }
 
-const count = (outcomes: Outcome[], key: "compiles" | "valid" | "renders") =>
-  outcomes.filter((o) => o[key]).length;
-const share = (outcomes: Outcome[], key: "compiles" | "valid" | "renders") =>
-  `${count(outcomes, key)}/${outcomes.length} (${((100 * count(outcomes, key)) / Math.max(1, outcomes.length)).toFixed(0)} %)`;
-
-/**
- * One PNG of every rendered component of a variant: a page of <img> tiles (the shots as data: URLs, each under
- * its prompt) and one screenshot of it, in the same Chromium; no image library needed.
- */
-async function composeGrid(browser: Browser, outcomes: Outcome[], path: string): Promise<boolean> {
-  const shots = outcomes.filter((o) => o.shot);
-  if (shots.length === 0) return false;
-  const escape = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  const tiles = shots.map((o) => {
-    const data = readFileSync(join(SHOT_DIR, o.shot ?? "")).toString("base64");
-    return `<figure><img src="data:image/png;base64,${data}"><figcaption>${escape(o.prompt)}</figcaption></figure>`;
-  });
-  const page = await browser.newPage({ viewport: { width: GRID_COLUMNS * 250, height: 200 } });
-  try {
-    await page.setContent(
-      `<style>body{margin:0;font:12px system-ui;background:#fff}main{display:grid;grid-template-columns:repeat(${GRID_COLUMNS},250px)}` +
-        "figure{margin:0;padding:4px;border:1px solid #ddd}img{width:240px;height:200px;object-fit:cover;object-position:top left;display:block}" +
-        `figcaption{height:30px;overflow:hidden}</style><main>${tiles.join("")}</main>`,
-    );
-    await page.waitForFunction(() => [...document.images].every((i) => i.complete));
-    await page.screenshot({ path, fullPage: true });
-    return true;
-  } finally {
-    await page.close();
-  }
-}
-
-const gridFile = (variant: string) => `genui-grid-${variant}.png`;
-
-function renderReport(
-  results: { variant: (typeof VARIANTS)[number]; outcomes: Outcome[] }[],
-  command: string,
-) {
-  const lines = [
-    "## GenUI: SmolLM2-135M answers that compile, pass the checks and render (UI4A-style)",
-    "",
-    `Command: \`${command}\`. Each prompt of \`test/bench/genui-prompts.json\` goes once to \`mol:genui\` (the bare`,
-    `SmolLM2-135M-Instruct Q4_1 base, ChatML views from the edge, ${CONTEXT_TOKENS} context tokens, max ${MAX_TOKENS} answer`,
-    "tokens, greedy or sampled as the variant says) through a real GPU node and the edge in workerd; the edge",
-    "validates and stores the component, Debian Chromium opens its render link (sandbox origin, SES frame) and counts",
-    "it as rendered when the frame reports ready, no error, and non-empty content. Stages are cumulative: a",
-    "component only renders if it passed the checks. Generation runs on the CPU of a shared 2-core machine.",
-    "",
-    "| variant | harness | compiles | passes checks | renders in Chromium |",
-    "| --- | --- | --- | --- | --- |",
-    ...results.map(
-      ({ variant, outcomes }) =>
-        `| ${variant.name} | ${variant.about} | ${share(outcomes, "compiles")} | ${share(outcomes, "valid")} | ${share(outcomes, "renders")} |`,
-    ),
-    "",
-  ];
-  for (const { variant, outcomes } of results) {
-    const rules = new Map<string, number>();
-    for (const o of outcomes.filter((x) => !x.valid)) {
-      const rule = o.findings.split(" ")[0] ?? "?";
-      rules.set(rule, (rules.get(rule) ?? 0) + 1);
-    }
-    lines.push(
-      `**${variant.name}** — first finding of the rejected answers: ${[...rules].map(([r, n]) => `${r} ×${n}`).join(", ") || "none"}.`,
-      "",
-    );
-    const shots = outcomes.filter((o) => o.shot);
-    if (shots.length > 0)
-      lines.push(
-        `![the ${shots.length} components of ${variant.name} that rendered](${gridFile(variant.name)})`,
-        "",
-        `Left to right, top to bottom: ${shots.map((o) => o.prompt).join("; ")}.`,
-        "",
-      );
-  }
-  return lines.join("\n");
-}
+const CALIBRATION = {
+  name: "calibration",
+  about: `**not model output**: the ${CALIBRATION_SOURCES.length} worked exemplars of the prompts, stored through \`POST /v1/genui/components\` (the same checks and store) and rendered the same way`,
+};
 
 async function main() {
   if (!REAL_MODEL_PATH)
@@ -384,14 +327,28 @@ async function main() {
       variant,
       outcomes: [] as Outcome[],
     }));
+    const calibration = { variant: CALIBRATION, outcomes: [] as Outcome[] };
+    await runCalibration(nats.wsUrl, browser, calibration.outcomes);
+    await composeGrid(browser, calibration.outcomes, join(OUT_DIR, gridFile(CALIBRATION.name)));
     // Written after every answer, so a long run that is stopped keeps what it measured.
     const write = () => {
       writeFileSync(
         join(OUT_DIR, "genui.json"),
-        JSON.stringify({ command, machine: collectMachineFacts(), maxTokens: MAX_TOKENS, results }, null, 2) +
-          "\n",
+        JSON.stringify(
+          {
+            command,
+            machine: collectMachineFacts(),
+            maxTokens: MAX_TOKENS,
+            results: [calibration, ...results],
+          },
+          null,
+          2,
+        ) + "\n",
       );
-      writeFileSync(join(OUT_DIR, "genui.md"), renderReport(results, command) + "\n");
+      writeFileSync(
+        join(OUT_DIR, "genui.md"),
+        renderGenuiReport([calibration, ...results], command, SETTINGS) + "\n",
+      );
     };
     // The variants run side by side, each on its own edge: the node batches their answers, which a shared CPU
     // needs. Only shares are measured here, no latency, so the overlap changes no figure.
@@ -410,7 +367,12 @@ async function main() {
       }),
     );
     write();
-    console.log(renderReport(results, command).split("\n").slice(0, 12).join("\n"));
+    console.log(
+      renderGenuiReport([calibration, ...results], command, SETTINGS)
+        .split("\n")
+        .slice(0, 14)
+        .join("\n"),
+    );
   } finally {
     await browser.close();
     await node.stop();

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { TimelineEvent } from "../../schema/db/timeline-event.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
+import { GENUI_ANSWER_SKELETON } from "../../schema/harness/genui-contract-prompt.ts";
+import { harnessDocumentSchema } from "../../schema/harness/harness-document.ts";
 import { measureViewRoom } from "../../schema/harness/measure-view-room.ts";
 import { countUtf8Bytes } from "../../schema/harness/utf8.ts";
 import {
@@ -219,3 +221,42 @@ describe("views across turns", () => {
     );
   });
 });
+
+/** `harness` with every specialist's answer starting from `prefix`. */
+function withAnswerPrefix(harness: HarnessDocument, prefix: string): HarnessDocument {
+  const specialists = Object.fromEntries(
+    Object.entries(harness.specialists).map(([label, s]) => [label, { ...s, answerPrefix: prefix }]),
+  );
+  return harnessDocumentSchema.parse({ ...harness, specialists });
+}
+
+describe.each([["default", DEFAULT_HARNESS], ["small", SMALL_HARNESS], ...SMALL_FAMILY_HARNESSES])(
+  "views under the %s harness with an answer prefix",
+  (_name, base) => {
+    it("make each answer prompt, its prefix included, a byte-prefix of the view after the answer", () => {
+      fc.assert(
+        fc.property(
+          timelineArb(12),
+          fc.constantFrom(GENUI_ANSWER_SKELETON, "```jsx\n", "Réponse ✓ "),
+          (events, prefix) => {
+            const harness = withAnswerPrefix(base, prefix);
+            let views = createConversationViews(harness);
+            for (const event of events) {
+              // The answer hop stores the text it streamed, which starts with the prefix.
+              const stored = event.type === "answer" ? { ...event, text: prefix + event.text } : event;
+              const prompt =
+                stored.type === "answer" ? renderAnswerPrompt(views, stored.adapter, harness) + prefix : null;
+              views = applyEventToViews(views, stored, harness);
+              if (prompt !== null && stored.type === "answer") {
+                const after = readViewText(views, stored.adapter);
+                expect(isBytePrefix(prompt, after)).toBe(true);
+                expect(after.includes(harness.templates.assistantCue + prefix)).toBe(true);
+              }
+            }
+          },
+        ),
+        { numRuns: 40, ...PROPERTY_LIMITS },
+      );
+    });
+  },
+);

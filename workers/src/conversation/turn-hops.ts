@@ -165,6 +165,8 @@ export function requiredFeatures(constraint: OutputConstraint | undefined): Node
  * continues the answer instead: its prompt is the answer prompt plus the text streamed so far (the prompt ends
  * inside the assistant turn, so the model goes on from there), its token budget what is left of the answer's, and
  * only its new text goes on to the client, which sees one uninterrupted answer. Each takeover is recorded.
+ * A specialist's `answerPrefix` (free text only) ends every node's prompt and is the answer's first delta, sent
+ * once the first node starts; the answer text starts with it, and the counts of streamed text leave it out.
  */
 export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<TimelineEventOf<"answer">> {
   const specialist = deps.harness.specialists[q.label];
@@ -172,6 +174,8 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
   const { progress } = q;
   const started = deps.now();
   const sampling = { ...specialist.sampling, ...q.sampling };
+  const prefix = q.constraint === undefined ? (specialist.answerPrefix ?? "") : "";
+  let prefixSent = prefix === "";
   /** The answer text so far, across nodes, and the deltas it came in (a token each, near enough). */
   let streamed = "";
   let streamedDeltas = 0;
@@ -212,7 +216,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           conversationId: q.conversationId,
           turnId: q.turnId,
           adapter: specialist.adapter,
-          view: q.prompt + continuation,
+          view: q.prompt + prefix + continuation,
           sampling: {
             ...sampling,
             maxTokens: Math.max(1, (sampling.maxTokens ?? DEFAULT_ANSWER_MAX_TOKENS) - streamedDeltas),
@@ -234,6 +238,8 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           progress.nodeStarted = true;
           const takeover = takeovers.at(-1);
           if (takeover?.toNode === "") takeover.toNode = part.nodeId;
+          if (!prefixSent) q.onDelta(prefix);
+          prefixSent = true;
         } else if (part.type === "text-delta") {
           firstTokenAt ??= deps.now();
           streamed += part.delta;
@@ -264,7 +270,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
   );
   const ended = deps.now();
   // A continuing node's own text is only what it added; the answer is everything the client was sent.
-  const text = takeovers.length > 0 ? streamed : value.part.text;
+  const text = prefix + (takeovers.length > 0 ? streamed : value.part.text);
   return {
     type: "answer",
     turnId: q.turnId,

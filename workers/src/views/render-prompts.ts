@@ -24,7 +24,10 @@ export function renderRoutePrompt(views: ConversationViews, harness: HarnessDocu
   return readViewText(views, harness.router.adapter) + harness.templates.routeCue;
 }
 
-/** The answer hop's prompt: the specialist's view + the assistant cue; the answer line will start with it. */
+/**
+ * The answer hop's prompt: the specialist's view + the assistant cue; the answer line will start with it. The
+ * hop adds the specialist's `answerPrefix`, if any, after it (the stored answer starts with that prefix).
+ */
 export function renderAnswerPrompt(
   views: ConversationViews,
   label: string,
