@@ -83,6 +83,8 @@ describe("edge request logs and traces", () => {
       expect.arrayContaining(["route", "answer"]),
     );
     for (const hop of hops) expect(hop.fields).toMatchObject({ traceId: CLIENT_TRACE_ID });
+    // MOL_SHOW_EVIDENCE=1 prints one request's lines from both sides (what a closing note or a bug report shows).
+    if (process.env.MOL_SHOW_EVIDENCE) console.log(JSON.stringify({ edge: line, node: hops }, null, 1));
 
     // With OTEL_EXPORTER_OTLP_ENDPOINT set the edge exports its spans: the request's, under the client's span,
     // and one per hop under the request's.

@@ -52,7 +52,10 @@ async function scrape(): Promise<string> {
   const response = await fetch(url);
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toContain("text/plain");
-  return response.text();
+  const text = await response.text();
+  // MOL_SHOW_EVIDENCE=1 prints each scrape (what a closing note or a bug report shows).
+  if (process.env.MOL_SHOW_EVIDENCE) console.log(text);
+  return text;
 }
 
 const VIEW = "system: be brief.\nuser: hello there, how are you?\nassistant:";
