@@ -99,7 +99,8 @@ export class Admission {
    * `retryAfterMs`) past the queue bound, or with the signal's reason when it aborts while waiting.
    */
   enter(ticket: AdmissionTicket): Promise<() => void> {
-    ticket.signal.throwIfAborted();
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort reason is the hop's typed error
+    if (ticket.signal.aborted) return Promise.reject(ticket.signal.reason);
     if (this.#inFlight < this.maxConcurrent && this.#queued === 0) return Promise.resolve(this.#start());
     const tenantId = ticket.tenantId ?? ANONYMOUS_TENANT;
     if (this.#queued >= this.maxQueued && !this.#shedForLighter(tenantId)) {
