@@ -68,7 +68,7 @@ describe("Admission (the node's fair queue)", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 4 }),
-        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 2, maxLength: 6 }),
+        fc.array(fc.integer({ min: 1, max: 100 }), { minLength: 2, maxLength: 6 }),
         async (maxConcurrent, backlog) => {
           const admission = new Admission({ maxConcurrent, maxQueued: 10_000 });
           const busy = await Promise.all(
@@ -85,15 +85,12 @@ describe("Admission (the node's fair queue)", () => {
           );
           for (const release of busy) release();
           await Promise.all(pending);
-          // Unit cost: when a tenant's k-th hop runs, no tenant that still has hops waiting ran more than k.
+          // Unit cost, all queued from the start: when a tenant's k-th hop runs, no other tenant ran more than k.
           const served = new Map<string, number>();
           for (const tenant of order) {
             const k = (served.get(tenant) ?? 0) + 1;
             served.set(tenant, k);
-            for (const [other, n] of served) {
-              const total = backlog[Number(other.slice(1))] as number;
-              if (other !== tenant && n < total) expect(n).toBeLessThanOrEqual(k);
-            }
+            for (const n of served.values()) expect(n).toBeLessThanOrEqual(k);
           }
           expect(order).toHaveLength(backlog.reduce((a, b) => a + b, 0));
         },
