@@ -36,7 +36,7 @@ interface Waiter {
   tenantId: string;
   cost: number;
   admit: () => void;
-  refuse: (error: unknown) => void;
+  refuse: (error: OverloadedError) => void;
 }
 
 interface TenantQueue {
