@@ -16,8 +16,8 @@ export type { HopPlacement } from "../fleet/fleet-view.ts";
 export const MAX_HOP_ATTEMPTS = 3;
 
 /**
- * Codes where another node may well succeed: it is gone, full, or broke before answering. `overloaded` now means
- * a node's fair queue is past its bound (it queues below that), so another node is still the right next try.
+ * Codes where another node may well succeed: it is gone, full, or broke before answering. A node queues hops up to
+ * its bound, so `overloaded` means its queue is full: another node, not a wait here, is the right next try.
  */
 const FAILOVER_CODES = new Set([
   "no_responders",
