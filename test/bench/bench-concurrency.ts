@@ -26,7 +26,8 @@ const KEY = "sk-bench-concurrency";
 
 const models = await ensureTestModels({ outDir: TEST_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH });
 const nats = await startNatsServer();
-// The bench node admits 16 hops at once (MOL_MAX_CONCURRENT); beyond that it answers `overloaded`.
+// The bench node runs 16 hops at once (MOL_MAX_CONCURRENT) and queues 256 more fairly by tenant (the default
+// MOL_MAX_QUEUED); only beyond that does it answer `overloaded`.
 const node = spawnBenchNode("node-1", nats.url, {
   MOL_BASE_MODEL: models.base,
   ...Object.fromEntries(Object.entries(models.adapters).map(([id, path]) => [adapterEnvName(id), path])),

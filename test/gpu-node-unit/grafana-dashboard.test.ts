@@ -18,7 +18,11 @@ describe("the Grafana dashboard (infra/grafana/molmesh-node.json)", () => {
         .map((name) => name.replace(/_(bucket|count|sum)$/, "")),
     );
     const engine = { snapshot: () => [] } as unknown as Engine;
-    const metrics = new NodeMetrics({ engine, admission: new Admission(1), nodeId: "n" });
+    const metrics = new NodeMetrics({
+      engine,
+      admission: new Admission({ maxConcurrent: 1, maxQueued: 0 }),
+      nodeId: "n",
+    });
     const exported = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name);
     expect([...queried].sort()).toEqual([...exported].sort());
   });

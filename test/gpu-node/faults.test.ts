@@ -20,7 +20,8 @@ beforeAll(async () => {
     natsUrl: nats.url,
     models: inject("models"),
     engine: { slotsPerAdapter: 1, maxWaitingPerAdapter: 0 },
-    node: { maxConcurrent: 2 },
+    // No fair queue: past 2 hops the node refuses at once (the old behaviour these tests pin).
+    node: { maxConcurrent: 2, maxQueued: 0 },
   });
 });
 afterAll(async () => {

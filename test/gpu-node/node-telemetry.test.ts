@@ -25,7 +25,7 @@ beforeAll(async () => {
     natsUrl: nats.url,
     models: inject("models"),
     nodeId: "telemetry-node",
-    node: { metricsPort: await findFreePort(), maxConcurrent: 1 },
+    node: { metricsPort: await findFreePort(), maxConcurrent: 1, maxQueued: 0 },
   });
 });
 afterAll(async () => {

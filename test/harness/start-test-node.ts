@@ -63,7 +63,7 @@ export async function startTestNode(options: {
   node?: Partial<
     Pick<
       GpuNodeOptions,
-      "maxConcurrent" | "heartbeatIntervalMs" | "heartbeatTtlMs" | "metricsPort" | "tracer"
+      "maxConcurrent" | "maxQueued" | "heartbeatIntervalMs" | "heartbeatTtlMs" | "metricsPort" | "tracer"
     >
   >;
   /** Wraps the real engine (e.g. to hold one request long enough to observe it in flight). */

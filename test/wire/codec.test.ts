@@ -107,6 +107,42 @@ describe("typed wire errors", () => {
     expect(new OverloadedError("full").retryable).toBe(true);
   });
 
+  it("carry an overloaded node's retryAfterMs across the wire, and omit it otherwise", () => {
+    const payload = toWireErrorPayload(new OverloadedError("queue full", { retryAfterMs: 1234.4 }));
+    expect(payload).toEqual({
+      code: "overloaded",
+      message: "queue full",
+      retryable: true,
+      retryAfterMs: 1234,
+    });
+    const sent = encodeWireMessage({ version: WIRE_VERSION, type: "error", requestId: "r", error: payload });
+    const part = decodeWireMessage(
+      streamPartSchema,
+      encodeWireMessage({ version: WIRE_VERSION, seq: 0, type: "error", error: payload }),
+      "reply",
+    );
+    expect(part).toMatchObject({ error: { retryAfterMs: 1234 } });
+    expect(JSON.parse(new TextDecoder().decode(sent))).toMatchObject({ error: { retryAfterMs: 1234 } });
+    expect(rebuildWireError(payload).retryAfterMs).toBe(1234);
+    expect(toWireErrorPayload(new OverloadedError("full"))).not.toHaveProperty("retryAfterMs");
+  });
+
+  it("accept an optional tenant id on hop requests", () => {
+    const base = {
+      version: WIRE_VERSION,
+      type: "route",
+      requestId: "r",
+      conversationId: "c",
+      view: "v",
+      timeoutMs: 10,
+    };
+    expect(routeRequestSchema.parse({ ...base, tenantId: "t1" }).tenantId).toBe("t1");
+    expect(routeRequestSchema.parse(base).tenantId).toBeUndefined();
+    expect(() =>
+      answerRequestSchema.parse({ ...base, type: "answer", adapter: "chat", tenantId: "" }),
+    ).toThrow();
+  });
+
   it("turn unknown failures into engine_failure", () => {
     const payload = toWireErrorPayload(new TypeError("boom"));
     expect(payload).toEqual({ code: "engine_failure", message: "boom", retryable: true });

@@ -58,6 +58,8 @@ export const nodeEnvSchema = z
     MOL_SUMMARY_SLOTS_PER_ADAPTER: int(0, 256).optional(),
     MOL_MAX_WAITING_PER_ADAPTER: int(0, 1024).optional(),
     MOL_MAX_CONCURRENT: int(1, 4096).default(8),
+    /** Hops that wait in the node's fair queue, all tenants together; unset = 16 × MOL_MAX_CONCURRENT. */
+    MOL_MAX_QUEUED: int(0, 65_536).optional(),
     MOL_HEARTBEAT_INTERVAL_MS: int(100, 60_000).default(2_000),
     MOL_HEARTBEAT_TTL_MS: int(1_000, 600_000).default(10_000),
     /** Prometheus text on `GET /metrics` at this port; 0 (the default) serves none. */

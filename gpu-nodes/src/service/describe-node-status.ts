@@ -1,4 +1,9 @@
-import { MAX_WARM_KEYS_PER_ADAPTER, WIRE_VERSION, type NodeStatus } from "../../../schema/wire/v1/index.ts";
+import {
+  MAX_WARM_KEYS_PER_ADAPTER,
+  TENANT_QUEUE_FEATURE,
+  WIRE_VERSION,
+  type NodeStatus,
+} from "../../../schema/wire/v1/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { Admission } from "./admission.ts";
 
@@ -34,7 +39,8 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
     }),
     inFlight: source.admission.inFlight,
     maxConcurrent: source.admission.maxConcurrent,
-    queueDepth: slots.reduce((n, s) => n + s.waiting, 0),
+    // Hops in the fair queue and hops admitted but waiting for their slot: both are work ahead of a new hop.
+    queueDepth: source.admission.queued + slots.reduce((n, s) => n + s.waiting, 0),
     startedAt: source.startedAt,
     updatedAt: source.clock(),
     heartbeatIntervalMs: source.heartbeatIntervalMs,
@@ -46,6 +52,6 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
           })),
         }
       : {}),
-    features: [...(source.engine.features ?? [])],
+    features: [...(source.engine.features ?? []), TENANT_QUEUE_FEATURE],
   };
 }

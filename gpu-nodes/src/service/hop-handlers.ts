@@ -25,6 +25,8 @@ export interface HopContext {
   signal: AbortSignal;
   /** When the request reached the node; queue time counts from here. */
   receivedAt: number;
+  /** Time the hop waited in the node's fair queue before the engine saw it; part of `timings.queueMs`. */
+  admissionMs: number;
 }
 
 /** A stream part before the writer stamps `version` and `seq`. */
@@ -76,7 +78,7 @@ export async function serveAnswerHop(
     ...output.finish(result),
     usage: result.usage,
     timings: {
-      queueMs: result.queueMs,
+      queueMs: ctx.admissionMs + result.queueMs,
       prefillMs: result.prefillMs,
       decodeMs: result.decodeMs,
       totalMs: ctx.now() - ctx.receivedAt,
@@ -142,7 +144,7 @@ export async function serveRouteHop(request: RouteRequest, ctx: HopContext): Pro
     completionTokens: steps.reduce((n, s) => n + s.usage.completionTokens, 0),
   };
   const totalMs = ctx.now() - ctx.receivedAt;
-  const queueMs = steps.reduce((n, s) => n + s.queueMs, 0);
+  const queueMs = ctx.admissionMs + steps.reduce((n, s) => n + s.queueMs, 0);
   const prefillMs = first.prefillMs;
   return {
     version: WIRE_VERSION,
@@ -180,7 +182,7 @@ export async function serveSummaryHop(request: SummaryRequest, ctx: HopContext):
     finishReason: result.finishReason,
     usage: result.usage,
     timings: {
-      queueMs: result.queueMs,
+      queueMs: ctx.admissionMs + result.queueMs,
       prefillMs: result.prefillMs,
       decodeMs: result.decodeMs,
       totalMs: ctx.now() - ctx.receivedAt,

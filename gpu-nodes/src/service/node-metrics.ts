@@ -59,7 +59,7 @@ export class NodeMetrics {
     });
     this.#overloads = new Counter({
       name: "molmesh_overloads_total",
-      help: "Hops refused with `overloaded` (the node was at MOL_MAX_CONCURRENT).",
+      help: "Hops refused with `overloaded` (the fair queue was at MOL_MAX_QUEUED, or a slot queue was full).",
       labelNames: ["hop"],
       registers,
     });
@@ -97,6 +97,22 @@ export class NodeMetrics {
       registers,
       collect() {
         this.set(source.admission.inFlight);
+      },
+    });
+    new Gauge({
+      name: "molmesh_admission_queued",
+      help: "Hops waiting in the node's fair queue for admission (its bound is MOL_MAX_QUEUED).",
+      registers,
+      collect() {
+        this.set(source.admission.queued);
+      },
+    });
+    new Gauge({
+      name: "molmesh_admission_queued_tenants",
+      help: "Tenants with hops waiting in the node's fair queue.",
+      registers,
+      collect() {
+        this.set(source.admission.queuedTenants);
       },
     });
   }

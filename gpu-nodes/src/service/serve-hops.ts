@@ -166,10 +166,19 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
     requestId = request.requestId;
     adapter = request.adapter;
     hopTrace.span.setAttributes({ "molmesh.hop_id": request.requestId, "molmesh.adapter": adapter });
-    release = admission.enter();
+    // Registered before it queues, so the hop's deadline and a cancel from the edge also end its wait.
     const running = inFlight.start(request.requestId, request.timeoutMs);
     finish = running.finish;
-    const ctx: HopContext = { engine: options.engine, nodeId, now, signal: running.signal, receivedAt };
+    release = await admission.enter({ tenantId: request.tenantId, signal: running.signal });
+    const admittedAt = now();
+    const ctx: HopContext = {
+      engine: options.engine,
+      nodeId,
+      now,
+      signal: running.signal,
+      receivedAt,
+      admissionMs: admittedAt - receivedAt,
+    };
     if (request.type === "answer" && stream) {
       await serveAnswerHop(request, ctx, (part) => {
         if (part.type === "finish") usage = part.usage;

@@ -1,14 +1,14 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Tracer } from "@opentelemetry/api";
 import type { Engine } from "../engine/engine.ts";
-import { Admission } from "./admission.ts";
+import { Admission, DEFAULT_QUEUED_PER_SLOT } from "./admission.ts";
 import { describeNodeStatus } from "./describe-node-status.ts";
 import { InFlightRequests } from "./in-flight-requests.ts";
 import { NodeMetrics, startMetricsServer, type MetricsServer } from "./node-metrics.ts";
 import { startHeartbeat } from "./publish-heartbeat.ts";
 import { serveHops, type NodeLogger } from "./serve-hops.ts";
 
-/** Most hops a node runs at once before answering `overloaded`. */
+/** Most hops a node runs at once; the rest wait in its fair queue. */
 export const DEFAULT_MAX_CONCURRENT_HOPS = 8;
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 2_000;
 export const DEFAULT_HEARTBEAT_TTL_MS = 10_000;
@@ -19,6 +19,8 @@ export interface GpuNodeOptions {
   engine: Engine;
   nodeId: string;
   maxConcurrent?: number;
+  /** Hops that may wait for admission (all tenants); past it `overloaded`. Default 16 × maxConcurrent. */
+  maxQueued?: number | undefined;
   heartbeatIntervalMs?: number;
   heartbeatTtlMs?: number;
   subjectPrefix?: string;
@@ -46,7 +48,12 @@ export interface GpuNode {
 
 /** Wires the node service around an injected engine and NATS connection. */
 export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
-  const admission = new Admission(options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_HOPS);
+  const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_HOPS;
+  const admission = new Admission({
+    maxConcurrent,
+    maxQueued: options.maxQueued ?? DEFAULT_QUEUED_PER_SLOT * maxConcurrent,
+    now: options.now,
+  });
   const inFlight = new InFlightRequests();
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
   const startedAt = options.clock();

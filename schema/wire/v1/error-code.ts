@@ -27,5 +27,7 @@ export const wireErrorPayloadSchema = z.object({
   code: wireErrorCodeSchema,
   message: z.string().max(2000),
   retryable: z.boolean(),
+  /** With `overloaded`: how long the node expects its queue to need before a retry would be taken. */
+  retryAfterMs: z.int().nonnegative().max(3_600_000).optional(),
 });
 export type WireErrorPayload = z.infer<typeof wireErrorPayloadSchema>;

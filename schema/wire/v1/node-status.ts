@@ -53,7 +53,7 @@ export const nodeStatusSchema = z.object({
   adapters: z.array(adapterStatusSchema),
   inFlight: z.int().nonnegative(),
   maxConcurrent: z.int().positive(),
-  /** Requests admitted but waiting for their (conversation, adapter) slot. */
+  /** Hops waiting: in the node's fair queue, or admitted but waiting for their (conversation, adapter) slot. */
   queueDepth: z.int().nonnegative(),
   startedAt: z.int().nonnegative(),
   /** Node clock, unix ms; informative only: liveness comes from the bucket's TTL. */

@@ -7,15 +7,18 @@ export class MolWireError extends Error {
   override name = "MolWireError";
   readonly code: WireErrorCode;
   readonly retryable: boolean;
+  /** A hint to wait before retrying (a node's queue was full); travels with the payload when set. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(code: WireErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+  constructor(code: WireErrorCode, message: string, options?: ErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options?.retryable ?? RETRYABLE_ERROR_CODES.has(code);
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 
-type ErrorOptions = { cause?: unknown; retryable?: boolean };
+type ErrorOptions = { cause?: unknown; retryable?: boolean; retryAfterMs?: number | undefined };
 
 export class BadRequestError extends MolWireError {
   override name = "BadRequestError";
@@ -97,11 +100,22 @@ export function toWireErrorPayload(error: unknown): WireErrorPayload {
     error instanceof MolWireError
       ? error
       : new EngineFailureError(error instanceof Error ? error.message : String(error), { cause: error });
-  return { code: wire.code, message: wire.message.slice(0, MAX_MESSAGE_CHARS), retryable: wire.retryable };
+  const payload = {
+    code: wire.code,
+    message: wire.message.slice(0, MAX_MESSAGE_CHARS),
+    retryable: wire.retryable,
+  };
+  return wire.retryAfterMs === undefined
+    ? payload
+    : { ...payload, retryAfterMs: Math.round(wire.retryAfterMs) };
 }
 
 /** Rebuilds the typed error on the receiving side, so callers can branch with `instanceof`. */
 export function rebuildWireError(payload: WireErrorPayload, cause?: unknown): MolWireError {
   const ErrorClass = ERROR_CLASSES[payload.code];
-  return new ErrorClass(payload.message, { cause, retryable: payload.retryable });
+  return new ErrorClass(payload.message, {
+    cause,
+    retryable: payload.retryable,
+    ...(payload.retryAfterMs === undefined ? {} : { retryAfterMs: payload.retryAfterMs }),
+  });
 }

@@ -1,9 +1,11 @@
 import type { Placement } from "../../../schema/db/timeline-event.ts";
 import {
+  TENANT_QUEUE_FEATURE,
   buildHopSubject,
   buildNodeHopSubject,
   toWireErrorPayload,
   type Hop,
+  type NodeStatus,
 } from "../../../schema/wire/v1/index.ts";
 import { chooseNode } from "../fleet/choose-node.ts";
 import type { HopPlacement } from "../fleet/fleet-view.ts";
@@ -13,7 +15,10 @@ export type { HopPlacement } from "../fleet/fleet-view.ts";
 /** Tries per hop: the first node, then two others, before the hop fails. */
 export const MAX_HOP_ATTEMPTS = 3;
 
-/** Codes where another node may well succeed: it is gone, full, or broke before answering. */
+/**
+ * Codes where another node may well succeed: it is gone, full, or broke before answering. A node queues hops up to
+ * its bound, so `overloaded` means its queue is full: another node, not a wait here, is the right next try.
+ */
 const FAILOVER_CODES = new Set([
   "no_responders",
   "overloaded",
@@ -21,6 +26,15 @@ const FAILOVER_CODES = new Set([
   "protocol_error",
   "deadline_exceeded",
 ]);
+
+/** What the hop's request may carry for the node placement chose. */
+export interface HopTargetNode {
+  /**
+   * The node reads `tenantId` (its heartbeat lists {@link TENANT_QUEUE_FEATURE}); answer requests are strict, so a
+   * node of an earlier build (or the queue group, node unknown) gets the hop without it, in its shared queue.
+   */
+  queuesByTenant: boolean;
+}
 
 export interface PlaceHopQuestion {
   placement: HopPlacement;
@@ -40,14 +54,15 @@ export interface PlaceHopQuestion {
  */
 export async function placeHop<T>(
   q: PlaceHopQuestion,
-  call: (subject: string, attempt: number) => Promise<T>,
+  call: (subject: string, attempt: number, target: HopTargetNode) => Promise<T>,
 ): Promise<{ value: T; placement: Placement }> {
   const failed = new Set<string>();
   const attempts: Placement["attempts"] = [];
   for (let attempt = 1; ; attempt++) {
+    // Without fleet information the hop still runs, on the queue group.
+    const nodes = await q.placement.nodes().catch((): NodeStatus[] => []);
     const choice = chooseNode({
-      // Without fleet information the hop still runs, on the queue group.
-      nodes: await q.placement.nodes().catch(() => []),
+      nodes,
       adapter: q.adapter,
       conversationId: q.conversationId,
       ...(q.lastNodeId ? { lastNodeId: q.lastNodeId } : {}),
@@ -58,7 +73,10 @@ export async function placeHop<T>(
       ? buildNodeHopSubject(choice.nodeId, q.hop, q.placement.subjectPrefix)
       : buildHopSubject(q.hop, q.placement.subjectPrefix);
     try {
-      const value = await call(subject, attempt);
+      const node = nodes.find((n) => n.nodeId === choice.nodeId);
+      const value = await call(subject, attempt, {
+        queuesByTenant: node?.features.includes(TENANT_QUEUE_FEATURE) ?? false,
+      });
       const spill = choice.spilledFrom ? { spilledFrom: choice.spilledFrom } : {};
       return { value, placement: { reason: choice.reason, ...spill, attempts } };
     } catch (error) {

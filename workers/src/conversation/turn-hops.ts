@@ -14,7 +14,7 @@ import {
 import { renderToolCallText } from "./tool-turn-text.ts";
 import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
 import type { SamplingOverrides } from "./conversation-rpc.ts";
-import { placeHop, type HopPlacement } from "./place-hop.ts";
+import { placeHop, type HopPlacement, type HopTargetNode } from "./place-hop.ts";
 
 export interface HopTimeouts {
   firstPartMs: number;
@@ -45,10 +45,17 @@ interface HopTarget {
    */
   placementKey?: string | undefined;
   turnId: string;
+  /** Whose turn it is: nodes queue hops fairly per tenant. */
+  tenantId?: string | undefined;
   /** The hop's prompt (the adapter's view plus its cue). */
   prompt: string;
   /** The node that last ran this adapter for the conversation (its KV is warm there). */
   lastNodeId?: string | undefined;
+}
+
+/** The tenant field of a hop request, for a node that queues by tenant. */
+function tenantOf(q: { tenantId?: string | undefined }, node: HopTargetNode): { tenantId?: string } {
+  return q.tenantId !== undefined && node.queuesByTenant ? { tenantId: q.tenantId } : {};
 }
 
 export interface RouteQuestion extends HopTarget {
@@ -79,7 +86,7 @@ export async function decideRoute(
         lastNodeId: q.lastNodeId,
         canRetry: () => true,
       },
-      (subject, attempt) =>
+      (subject, attempt, node) =>
         deps.hops.route(
           {
             version: WIRE_VERSION,
@@ -87,6 +94,7 @@ export async function decideRoute(
             requestId: `${turnId}.route.${attempt}`,
             conversationId: q.conversationId,
             turnId,
+            ...tenantOf(q, node),
             adapter: harness.router.adapter,
             view: q.prompt,
             labels: [...harness.router.labels],
@@ -204,7 +212,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
         return true;
       },
     },
-    async (subject, attempt) => {
+    async (subject, attempt, node) => {
       let start: StartPart | undefined;
       progress.nodeStarted = false;
       const continuation = stripSpecialSentinels(streamed);
@@ -215,6 +223,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
           requestId: `${q.turnId}.answer.${attempt}`,
           conversationId: q.conversationId,
           turnId: q.turnId,
+          ...tenantOf(q, node),
           adapter: specialist.adapter,
           view: q.prompt + prefix + continuation,
           sampling: {
@@ -312,7 +321,7 @@ export async function summarizeTurn(
         lastNodeId: q.lastNodeId,
         canRetry: () => true,
       },
-      (subject, attempt) =>
+      (subject, attempt, node) =>
         deps.hops.summary(
           {
             version: WIRE_VERSION,
@@ -320,6 +329,7 @@ export async function summarizeTurn(
             requestId: `${q.turnId}.summary.${attempt}`,
             conversationId: q.conversationId,
             turnId: q.turnId,
+            ...tenantOf(q, node),
             adapter: specialist.adapter,
             view,
             maxTokens: specialist.summary.maxTokens,

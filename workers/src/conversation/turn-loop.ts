@@ -185,6 +185,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       conversationId,
       placementKey,
       turnId,
+      tenantId: job.tenantId,
       prompt: timeline.routePrompt(incoming),
       ...forced,
       previousLabel: timeline.lastAnsweredLabel(),
@@ -206,6 +207,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
         conversationId,
         placementKey,
         turnId,
+        tenantId: job.tenantId,
         label,
         prompt,
         sampling: job.sampling,
@@ -246,9 +248,10 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
             error: { code: "cancelled", message: CANCELLED_BY_REQUEST },
           });
       } else {
-        const { code, message } = toWireErrorPayload(error);
+        const { code, message, retryAfterMs } = toWireErrorPayload(error);
         timeline.append({ type: "turn_failed", turnId, hop: "answer", code, message });
-        client.push({ type: "turn-error", turn: record(), error: { code, message } });
+        const hint = retryAfterMs === undefined ? {} : { retryAfterMs };
+        client.push({ type: "turn-error", turn: record(), error: { code, message, ...hint } });
       }
     }
     client.close();
@@ -262,6 +265,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       const summarized = summarizeTurn(deps, {
         conversationId,
         turnId,
+        tenantId: job.tenantId,
         label,
         prompt: () => summaryPrompt(label),
         lastNodeId: timeline.lastNodeFor(adapter),

@@ -39,4 +39,9 @@ export type TurnStreamPart =
   /** A slice of call `index`'s arguments; `id` and `name` repeat on each. */
   | { type: "tool-call-delta"; index: number; id: string; name: string; argumentsDelta: string }
   | { type: "turn-finish"; turn: TurnRecord }
-  | { type: "turn-error"; turn: TurnRecord; error: { code: WireErrorCode; message: string } };
+  | {
+      type: "turn-error";
+      turn: TurnRecord;
+      /** `retryAfterMs`: a full node queue's hint, for the 503's `retry-after` (live only, never stored). */
+      error: { code: WireErrorCode; message: string; retryAfterMs?: number };
+    };

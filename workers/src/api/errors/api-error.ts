@@ -184,7 +184,8 @@ export function mapWireErrorToApiError(error: MolWireError, options: WireErrorMa
   const mapping = describe(error.code, error.message, options);
   const headers: Record<string, string> = {};
   if (error.code === "overloaded") {
-    const retryAfterMs = options.retryAfterMs ?? DEFAULT_OVERLOADED_RETRY_AFTER_MS;
+    // The node's own estimate (its queue ahead, drained at its pace) beats a fixed guess.
+    const retryAfterMs = options.retryAfterMs ?? error.retryAfterMs ?? DEFAULT_OVERLOADED_RETRY_AFTER_MS;
     headers["retry-after-ms"] = String(retryAfterMs);
     headers["retry-after"] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }
@@ -198,6 +199,8 @@ export function mapWireErrorToApiError(error: MolWireError, options: WireErrorMa
 export interface TurnError {
   code: WireErrorCode;
   message: string;
+  /** A node's `retryAfterMs` with `overloaded`, while the turn is live (stored turns do not keep it). */
+  retryAfterMs?: number | undefined;
 }
 
 /** What a client may read of a failure, in a Response's `error`, a stream event or a chat chunk. */
@@ -211,7 +214,14 @@ export interface PublicError {
  * the node's message (subjects, node ids) stays inside and only the public code and message go out.
  */
 export function mapTurnErrorToApiError(error: TurnError): ApiError {
-  return mapWireErrorToApiError(rebuildWireError({ ...error, retryable: false }));
+  const { retryAfterMs, ...stored } = error;
+  return mapWireErrorToApiError(
+    rebuildWireError({
+      ...stored,
+      retryable: false,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    }),
+  );
 }
 
 /** The `{ code, message }` pair a Response's `error` and the stream events carry. */
