@@ -237,18 +237,22 @@ def main():
     lower = LowerLayers(model, n_lower, train[0]["tokens"][:prefix_len], args.threads)
     print(f"shared prefix {prefix_len} tokens; LoRA on layers {n_lower}..{n_layers - 1}", flush=True)
 
-    # Lower-layer states, in length-sorted chunks, until the encode budget is spent: the examples encoded are a
-    # random sample of the train split (it was shuffled), so a budget cut keeps the label mix.
+    # Lower-layer states until the encode budget is spent: the examples encoded are a random sample of the train
+    # split (it was shuffled), so a budget cut keeps the label mix. Within each window of a few batches the
+    # examples are length-sorted, so a batch pads little (context examples are twice as long); the budget is
+    # checked only at a window's end, since a cut inside one would keep its shorter, context-free examples.
     states = {}
     encode_started = time.time()
-    for i in range(0, len(train), args.batch):
-        chunk = train[i : i + args.batch]
-        suffixes = [(e["tokens"] + label_tokens[e["label"]][:-1])[prefix_len:] for e in chunk]
-        for ex, st in zip(chunk, lower.run(suffixes)):
-            states[ex["id"]] = st
+    window = args.batch * 4
+    for w in range(0, len(train), window):
+        sorted_window = sorted(train[w : w + window], key=lambda e: len(e["tokens"]))
+        for i in range(0, len(sorted_window), args.batch):
+            chunk = sorted_window[i : i + args.batch]
+            suffixes = [(e["tokens"] + label_tokens[e["label"]][:-1])[prefix_len:] for e in chunk]
+            for ex, st in zip(chunk, lower.run(suffixes)):
+                states[ex["id"]] = st
         elapsed = time.time() - encode_started
-        if (i // args.batch) % 10 == 0:
-            print(f"encoded {len(states)}/{len(train)} {elapsed:.0f}s", flush=True)
+        print(f"encoded {len(states)}/{len(train)} {elapsed:.0f}s", flush=True)
         if elapsed > args.encode_budget_s:
             break
     encoded = [e for e in train if e["id"] in states]

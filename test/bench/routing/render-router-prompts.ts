@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath: basePath, gpuLayers: 0 });
   // The views the edge renders for this model (its GGUF's chat format): an adapter trained on one format routes
-  // far worse on another (the committed plain-view l0 on ChatML views: test 54 %, see route-eval-chatml.md).
+  // far worse on another (the committed plain-view l0 on ChatML views: test 54 %, see route-eval-chatml-v1.md).
   const views = {
     family: describeServedModel(model, DEFAULT_CONTEXT_TOKENS).templateFamily,
     contextTokens: DEFAULT_CONTEXT_TOKENS,
