@@ -1,4 +1,4 @@
-import * as React from "react";
+import type * as React from "react";
 import { describe, expect, it } from "vitest";
 import { createSafeReact } from "../../workers/src/genui/frame/safe-react.ts";
 
