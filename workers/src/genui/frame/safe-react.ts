@@ -27,7 +27,63 @@ export interface SafeReact {
 const isElementLike = (value: unknown): value is { type: unknown; key: unknown; props?: Props } =>
   typeof value === "object" && value !== null && "$$typeof" in value;
 
-/** `trusted`: the kit's components, which may take any props (they pass on only values). */
+const MAX_DEPTH = 8;
+const MAX_VALUES = 10_000;
+
+/**
+ * Own enumerable string-keyed data properties, read through their descriptors: a getter is never called, so
+ * component code cannot answer one thing when checked and another when used. (A Proxy's traps do run, but all
+ * they can hand back is a descriptor whose value is then copied.)
+ */
+function ownDataEntries(value: object): Array<[string, unknown]> {
+  const entries: Array<[string, unknown]> = [];
+  for (const key of Reflect.ownKeys(value)) {
+    // `__proto__` as an own key (JSON.parse makes one) would set the copy's prototype when assigned.
+    if (typeof key !== "string" || key === "__proto__") continue;
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    if (descriptor?.enumerable && "value" in descriptor) entries.push([key, descriptor.value]);
+  }
+  return entries;
+}
+
+/**
+ * A kit prop as JSON-like data: primitives, arrays and plain objects, copied into fresh frozen containers (their
+ * prototypes are lockdown's, already hardened), with elements rebuilt by `sanitizeNode`. Functions, symbols,
+ * accessors and objects of any other class are left out; past MAX_DEPTH levels or MAX_VALUES values the prop is
+ * refused with an error the frame reports.
+ */
+export function copyKitData(value: unknown, sanitizeNode: (node: unknown) => unknown, prop: string): unknown {
+  let budget = MAX_VALUES;
+  const copy = (v: unknown, depth: number): unknown => {
+    if (--budget < 0) throw new RangeError(`kit prop "${prop}" holds more than ${MAX_VALUES} values`);
+    if (v === null || typeof v !== "object") return ["function", "symbol"].includes(typeof v) ? undefined : v;
+    if (isElementLike(v)) return sanitizeNode(v);
+    if (depth >= MAX_DEPTH)
+      throw new RangeError(`kit prop "${prop}" is nested deeper than ${MAX_DEPTH} levels`);
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (Array.isArray(v) && proto === Array.prototype) {
+      const length = Object.getOwnPropertyDescriptor(v, "length")?.value as unknown;
+      if (typeof length !== "number" || length > budget)
+        throw new RangeError(`kit prop "${prop}" holds more than ${MAX_VALUES} values`);
+      const out: unknown[] = [];
+      for (let i = 0; i < length; i++) {
+        const d = Object.getOwnPropertyDescriptor(v, i);
+        out.push(d && "value" in d ? (copy(d.value, depth + 1) ?? null) : null);
+      }
+      return Object.freeze(out);
+    }
+    if (proto !== Object.prototype && proto !== null) return undefined;
+    const out: Props = {};
+    for (const [key, item] of ownDataEntries(v)) {
+      const copied = copy(item, depth + 1);
+      if (copied !== undefined) out[key] = copied;
+    }
+    return Object.freeze(out);
+  };
+  return copy(value, 0);
+}
+
+/** `trusted`: the kit's components, which take data (copied by `copyKitData`) and `on*` callbacks. */
 export function createSafeReact(
   trusted: ReadonlySet<unknown>,
   harden: <T>(value: T) => T,
@@ -111,9 +167,16 @@ export function createSafeReact(
       );
     if (trusted.has(type) || (typeof type === "object" && type !== null && blessed.has(type))) {
       const kitProps: Props = {};
-      for (const [name, value] of Object.entries(given))
-        if (name !== "ref")
-          kitProps[name] = isElementLike(value) || Array.isArray(value) ? sanitizeNode(value) : value;
+      for (const [name, value] of ownDataEntries(given)) {
+        if (name === "ref") continue;
+        // The kit's callbacks (onClick, onChange) hand back only plain values; no other prop may be code.
+        if (/^on[A-Z]/.test(name)) {
+          if (typeof value === "function") kitProps[name] = value;
+        } else {
+          const copied = copyKitData(value, sanitizeNode, name);
+          if (copied !== undefined) kitProps[name] = copied;
+        }
+      }
       return React.createElement(
         type as React.FunctionComponent<Props>,
         kitProps,
