@@ -210,6 +210,10 @@ describe("requests into tools, constraints and turn text", () => {
       parallel: false,
     });
     expect(toOutputConstraint({ tools })).toMatchObject({ type: "tools", choice: "auto", parallel: true });
+    // A named tool is a forced function: exactly one call, whatever parallel_tool_calls says.
+    expect(toOutputConstraint({ tools, choice: { name: "f" }, parallel: true })).toMatchObject({
+      parallel: false,
+    });
     expect(toOutputConstraint({ tools, choice: "none" })).toBeUndefined();
     expect(toOutputConstraint({ tools: [], format: { type: "json_object" } })).toEqual({
       type: "json_object",

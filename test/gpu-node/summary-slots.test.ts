@@ -54,9 +54,18 @@ async function answerDuringSummary(engine: Engine): Promise<{ first: string; ans
     .generate(
       generateRequest({
         prompt: VIEW + " a cache of keys and values." + SUMMARY_CUE,
-        maxTokens: 150,
+        maxTokens: 200,
         lane: "summary",
-        constraint: { type: "choice", choices: [LONG_SUMMARY] },
+        // A grammar (not a choice: the engine scores choices whole, streaming nothing) that streams as it decodes.
+        constraint: {
+          type: "json_schema",
+          schema: {
+            type: "object",
+            properties: { line: { type: "string", enum: [LONG_SUMMARY] } },
+            required: ["line"],
+            additionalProperties: false,
+          },
+        },
         onTextDelta: () => decoding(),
       }),
     )

@@ -210,8 +210,9 @@ export function toOutputConstraint(request: OutputRequest): OutputConstraintInpu
         parameters: tool.parameters ?? EMPTY_PARAMETERS,
       })),
       choice: choice ?? "auto",
-      // OpenAI's default is true; one call per answer only when the client says false.
-      parallel: request.parallel ?? true,
+      // OpenAI's default is true; one call per answer when the client says false, and always for a named tool
+      // ("forced function": exactly one call of that function, in OpenAI's docs).
+      parallel: typeof choice === "object" ? false : (request.parallel ?? true),
       ...(request.format?.type === "json_schema"
         ? { format: { name: request.format.name, schema: request.format.schema } }
         : {}),
