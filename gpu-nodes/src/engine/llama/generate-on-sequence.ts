@@ -106,13 +106,21 @@ export async function generateOnSequence({
     };
   } catch (error) {
     slotTokens.forget();
-    if (request.signal.aborted) {
-      const reason: unknown = request.signal.reason;
-      throw reason instanceof MolWireError
-        ? reason
-        : new CancelledError("generation cancelled", { cause: reason });
-    }
-    if (error instanceof MolWireError) throw error;
-    throw new EngineFailureError(`llama.cpp generation failed: ${String(error)}`, { cause: error });
+    throw toEngineError(error, request.signal, "generation");
   }
+}
+
+/**
+ * What a failed llama.cpp call on a sequence throws: the requester's cancel reason (or `cancelled`) when its
+ * signal fired, a wire error as it is, anything else as `engine_failure` naming `what` failed.
+ */
+export function toEngineError(error: unknown, signal: AbortSignal, what: string): MolWireError {
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    return reason instanceof MolWireError
+      ? reason
+      : new CancelledError(`${what} cancelled`, { cause: reason });
+  }
+  if (error instanceof MolWireError) return error;
+  return new EngineFailureError(`llama.cpp ${what} failed: ${String(error)}`, { cause: error });
 }

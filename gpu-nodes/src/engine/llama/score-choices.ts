@@ -1,12 +1,8 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import {
-  CancelledError,
-  ContextLengthExceededError,
-  EngineFailureError,
-  MolWireError,
-} from "../../../../schema/wire/v1/index.ts";
+import { ContextLengthExceededError } from "../../../../schema/wire/v1/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
 import type { SlotTokens } from "./slot-tokens.ts";
+import { toEngineError } from "./generate-on-sequence.ts";
 import { tokenizePrompt } from "./tokenize-prompt.ts";
 
 export interface ChoiceScoring {
@@ -107,14 +103,7 @@ export async function scoreChoicesOnSequence({
     };
   } catch (error) {
     slotTokens.forget();
-    if (request.signal.aborted) {
-      const reason: unknown = request.signal.reason;
-      throw reason instanceof MolWireError
-        ? reason
-        : new CancelledError("route scoring cancelled", { cause: reason });
-    }
-    if (error instanceof MolWireError) throw error;
-    throw new EngineFailureError(`llama.cpp choice scoring failed: ${String(error)}`, { cause: error });
+    throw toEngineError(error, request.signal, "choice scoring");
   }
 }
 
