@@ -101,12 +101,15 @@ describe("the edge over a real GPU node", () => {
       "user",
       "assistant",
     ]);
-    // Turn 1's answer is the second item in ascending order.
+    // Turn 1's answer is the second item in ascending order. Summaries run after the answer, off the critical
+    // path, so they land a little later: wait for them as long as a hop may take on a busy box, not poll's 1 s.
+    const summaryWait = { timeout: 30_000, interval: 200 };
     await expect
       .poll(
         async () =>
           molOf((await client.conversations.items.list(conversation.id, { order: "asc", limit: 2 })).data[1])
             .summary.status,
+        summaryWait,
       )
       .toBe("ready");
     await expect
@@ -114,6 +117,7 @@ describe("the edge over a real GPU node", () => {
         async () =>
           molOf((await client.conversations.items.list(conversation.id, { order: "desc", limit: 1 })).data[0])
             .summary.status,
+        summaryWait,
       )
       .toBe("ready");
   });
