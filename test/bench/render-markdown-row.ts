@@ -18,3 +18,28 @@ export function renderMarkdownTable(
   const separator = headers.map((_, i) => (i === 0 ? "---" : "---:"));
   return [renderMarkdownRow(headers), renderMarkdownRow(separator), ...rows.map(renderMarkdownRow)];
 }
+
+/** What a bench's memory table reports of KV slots and the process, whatever else it lists. */
+export interface ResidentMemory {
+  kvBytesPerSlot: number;
+  slotsPerAdapter: number;
+  contexts: number;
+  rssBeforeLoadBytes: number;
+  rssAfterLoadBytes: number;
+  rssAfterRunBytes: number;
+}
+
+export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+/** The memory table's last rows, shared by the node and SmolLM2 reports: all KV slots, then the RSS samples. */
+export function renderResidentMemoryRows(memory: ResidentMemory): string[] {
+  return [
+    renderMarkdownRow([
+      `KV, ${memory.contexts} contexts × ${memory.slotsPerAdapter} slots`,
+      mib(memory.kvBytesPerSlot * memory.contexts * memory.slotsPerAdapter),
+    ]),
+    renderMarkdownRow(["process RSS before load", mib(memory.rssBeforeLoadBytes)]),
+    renderMarkdownRow(["process RSS after load", mib(memory.rssAfterLoadBytes)]),
+    renderMarkdownRow(["process RSS after the run", mib(memory.rssAfterRunBytes)]),
+  ];
+}

@@ -1,5 +1,11 @@
 import type { KvReuseRow } from "./measure-kv-reuse.ts";
-import { renderFacts, renderMarkdownRow } from "./render-markdown-row.ts";
+import {
+  mib,
+  renderFacts,
+  renderMarkdownRow,
+  renderResidentMemoryRows,
+  type ResidentMemory,
+} from "./render-markdown-row.ts";
 import { sum } from "./stats.ts";
 
 export interface NodeReport {
@@ -17,20 +23,13 @@ export interface NodeReport {
   reuse: KvReuseRow[];
   /** The same run with a naive view builder that re-renders the prompt with a changing header. */
   naiveReuse: KvReuseRow[];
-  memory: {
+  memory: ResidentMemory & {
     baseFileBytes: number;
     adapterFileBytes: Record<string, number>;
-    kvBytesPerSlot: number;
-    slotsPerAdapter: number;
-    contexts: number;
-    rssBeforeLoadBytes: number;
-    rssAfterLoadBytes: number;
-    rssAfterRunBytes: number;
   };
 }
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /** The markdown half of the node benchmark report. */
 export function renderNodeReport(r: NodeReport): string {
@@ -83,13 +82,7 @@ export function renderNodeReport(r: NodeReport): string {
       kib(adapterBytes),
     ]),
     renderMarkdownRow([`KV per slot (f16, ${r.settings.contextSize} tokens)`, kib(r.memory.kvBytesPerSlot)]),
-    renderMarkdownRow([
-      `KV, ${r.memory.contexts} contexts × ${r.memory.slotsPerAdapter} slots`,
-      mib(r.memory.kvBytesPerSlot * r.memory.contexts * r.memory.slotsPerAdapter),
-    ]),
-    renderMarkdownRow(["process RSS before load", mib(r.memory.rssBeforeLoadBytes)]),
-    renderMarkdownRow(["process RSS after load", mib(r.memory.rssAfterLoadBytes)]),
-    renderMarkdownRow(["process RSS after the run", mib(r.memory.rssAfterRunBytes)]),
+    ...renderResidentMemoryRows(r.memory),
     "",
   ].join("\n");
 }

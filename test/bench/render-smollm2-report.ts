@@ -1,6 +1,13 @@
 import type { KvReuseRow } from "./measure-kv-reuse.ts";
 import type { RawDecodeRun } from "./measure-raw-decode.ts";
-import { renderFacts, renderMarkdownRow, renderMarkdownTable } from "./render-markdown-row.ts";
+import {
+  mib,
+  renderFacts,
+  renderMarkdownRow,
+  renderMarkdownTable,
+  renderResidentMemoryRows,
+  type ResidentMemory,
+} from "./render-markdown-row.ts";
 
 export interface Smollm2Measured {
   settings: Record<string, string | number>;
@@ -30,14 +37,8 @@ export interface Smollm2Measured {
   /** The chat conversation again with sampled answers (temperature 0.8, fixed seed). */
   sampledReuse: KvReuseRow;
   reuseShareOfIdeal: number;
-  memory: {
+  memory: ResidentMemory & {
     baseFileBytes: number;
-    kvBytesPerSlot: number;
-    slotsPerAdapter: number;
-    contexts: number;
-    rssBeforeLoadBytes: number;
-    rssAfterLoadBytes: number;
-    rssAfterRunBytes: number;
   };
 }
 
@@ -46,7 +47,6 @@ export type Smollm2Report = { command: string; machine: Record<string, string | 
   Smollm2Measured | { skipped: string }
 );
 
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
 
 /** The markdown half of the SmolLM2 benchmark report. */
@@ -140,13 +140,7 @@ export function renderSmollm2Report(r: Smollm2Report): string {
     ...renderMarkdownTable(["part", "bytes"], []),
     renderMarkdownRow(["base weights (file)", mib(r.memory.baseFileBytes)]),
     renderMarkdownRow([`KV per slot (f16, ${r.settings.contextSize} tokens)`, mib(r.memory.kvBytesPerSlot)]),
-    renderMarkdownRow([
-      `KV, ${r.memory.contexts} contexts × ${r.memory.slotsPerAdapter} slots`,
-      mib(r.memory.kvBytesPerSlot * r.memory.contexts * r.memory.slotsPerAdapter),
-    ]),
-    renderMarkdownRow(["process RSS before load", mib(r.memory.rssBeforeLoadBytes)]),
-    renderMarkdownRow(["process RSS after load", mib(r.memory.rssAfterLoadBytes)]),
-    renderMarkdownRow(["process RSS after the run", mib(r.memory.rssAfterRunBytes)]),
+    ...renderResidentMemoryRows(r.memory),
     "",
   ].join("\n");
 }
