@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { AppDeps } from "../../workers/src/app/app-deps.ts";
 import { createApp } from "../../workers/src/app/create-app.ts";
 import { resolveSandboxOrigin } from "../../workers/src/app/routes/genui-routes.ts";
 import type { GenuiComponent } from "../../workers/src/genui/genui-component-store.ts";
-import { authenticateApiKey } from "../../workers/src/tenancy/authenticate-api-key.ts";
-import { createMemoryTenantStore } from "../tenancy/create-memory-tenant-store.ts";
+import { createMemoryAppDeps } from "../tenancy/create-memory-app-deps.ts";
 
 /**
  * The sandbox origin comes from config (MOL_GENUI_SANDBOX_ORIGIN, in production its own hostname, see
@@ -18,37 +16,9 @@ const COMPONENT = `import { Card, Text } from "@molmesh/ui";
 export default function Hello() {
   return <Card title="Hi"><Text>Hello</Text></Card>;
 }`;
-const unused = (): never => {
-  throw new Error("not used by these tests");
-};
-
 function createTestApp(genuiSandboxOrigin: string | undefined) {
-  const memory = createMemoryTenantStore();
   const components = new Map<string, GenuiComponent>();
-  let next = 0;
-  const deps: AppDeps = {
-    conversations: unused,
-    conversationIndex: { add: unused, remove: unused, list: unused },
-    limits: unused,
-    readFleetHealth: unused,
-    usage: { query: unused },
-    authenticate: (apiKey) =>
-      authenticateApiKey(apiKey, { store: memory.store, devApiKey: DEV_KEY, now: Date.now() }),
-    tenantStore: memory.store,
-    adminToken: undefined,
-    webhookEndpoints: {
-      create: unused,
-      getById: unused,
-      list: unused,
-      listSubscribed: unused,
-      update: unused,
-      rotateSecret: unused,
-      remove: unused,
-      recordInbound: unused,
-      forgetInbound: unused,
-    },
-    webhookDeliveries: unused,
-    webhookUrlPolicy: {},
+  const { deps } = createMemoryAppDeps(DEV_KEY, {
     genuiComponents: {
       create: (component) => {
         components.set(component.id, component);
@@ -58,9 +28,7 @@ function createTestApp(genuiSandboxOrigin: string | undefined) {
       getForRender: (id) => Promise.resolve(components.get(id)),
     },
     genuiSandboxOrigin,
-    now: () => Date.now(),
-    newId: (prefix) => `${prefix}_${String(++next).padStart(32, "0")}`,
-  };
+  });
   const app = createApp(() => deps);
   const post = () =>
     app.request(`${API}/v1/genui/components`, {

@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AppDeps } from "../../workers/src/app/app-deps.ts";
 import { createApp } from "../../workers/src/app/create-app.ts";
-import { authenticateApiKey } from "../../workers/src/tenancy/authenticate-api-key.ts";
-import { createMemoryTenantStore } from "./create-memory-tenant-store.ts";
+import { createMemoryAppDeps } from "./create-memory-app-deps.ts";
 
 const DEV_KEY = "sk-dev";
 const ADMIN_TOKEN = "adm-token";
@@ -12,40 +10,14 @@ const unused = (): never => {
 
 /** The real app over an in-memory tenant store; conversations and limits are out of scope here. */
 function createTestApp(adminToken: string | undefined) {
-  const memory = createMemoryTenantStore();
-  let next = 0;
-  const deps: AppDeps = {
-    conversations: unused,
+  const { memory, deps } = createMemoryAppDeps(DEV_KEY, {
     conversationIndex: {
       add: unused,
       remove: unused,
       list: () => Promise.resolve({ data: [], hasMore: false }),
     },
-    limits: unused,
-    readFleetHealth: unused,
-    authenticate: (apiKey) =>
-      authenticateApiKey(apiKey, { store: memory.store, devApiKey: DEV_KEY, now: Date.now() }),
-    tenantStore: memory.store,
-    usage: { query: unused },
     adminToken,
-    webhookEndpoints: {
-      create: unused,
-      getById: unused,
-      list: unused,
-      listSubscribed: unused,
-      update: unused,
-      rotateSecret: unused,
-      remove: unused,
-      recordInbound: unused,
-      forgetInbound: unused,
-    },
-    webhookDeliveries: unused,
-    webhookUrlPolicy: {},
-    genuiComponents: { create: unused, get: unused, getForRender: unused },
-    genuiSandboxOrigin: undefined,
-    now: () => Date.now(),
-    newId: (prefix) => `${prefix}_${String(++next).padStart(32, "0")}`,
-  };
+  });
   const app = createApp(() => deps);
   const request = (path: string, init: RequestInit & { token?: string } = {}) => {
     const { token, ...rest } = init;
