@@ -1,13 +1,12 @@
 import {
-  integerRange,
   MAX_ENUM_VALUES,
-  numberRange,
   type JsonPrimitive,
   type JsonPrimitiveType,
   type JsonValue,
   type NumberSchema,
   type SubsetSchema,
 } from "./json-schema-subset.ts";
+import { integerRange, numberRange } from "./number-range.ts";
 
 /**
  * The same subset schema in each engine's dialect. node-llama-cpp reads its own `GbnfJsonSchema` (every

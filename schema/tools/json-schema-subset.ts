@@ -2,7 +2,7 @@
  * The JSON Schema subset molmesh can decode under a grammar: what OpenAI's strict mode accepts, cut down to what
  * node-llama-cpp's `GbnfJsonSchema` can constrain (no `pattern`, no `format`, no `multipleOf`, no additional
  * properties). `required` may leave properties out (OpenAI accepts that without `strict`): every property is
- * decoded all the same, and an object with all of them is valid under the schema; {@link checkStrictSchema}
+ * decoded all the same, and an object with all of them is valid under the schema; `checkStrictSchema` (strict-schema.ts)
  * holds a `strict: true` schema to OpenAI's stricter rules. A schema passes {@link checkJsonSchemaSubset} or is refused naming the
  * first keyword that is not in the subset, with its JSON pointer; {@link validateJsonValue} checks output
  * against it. Numeric bounds are the one part a grammar holds only in part (see `numberGrammar` in
@@ -12,6 +12,7 @@
  * Hand-written rather than a validator library: the subset is ours and small, the checker must name the
  * unsupported keyword (a general validator accepts it), and this runs unchanged in workerd and Node.
  */
+import { integerRange, numberRange } from "./number-range.ts";
 
 /** Deepest nesting of subschemas (the root is depth 1). */
 export const MAX_SCHEMA_DEPTH = 8;
@@ -105,7 +106,7 @@ const KEYWORDS_BY_TYPE: Record<string, readonly string[]> = {
   null: ["type"],
 };
 
-const escapePointer = (token: string): string => token.replaceAll("~", "~0").replaceAll("/", "~1");
+export const escapePointer = (token: string): string => token.replaceAll("~", "~0").replaceAll("/", "~1");
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 const isPrimitive = (value: unknown): value is JsonPrimitive =>
@@ -174,47 +175,6 @@ function checkNumberBounds(node: Record<string, unknown>, pointer: string): void
       ? integerRange(range) === null
       : range.low > range.high || (range.low === range.high && (range.lowOpen || range.highOpen));
   if (empty) refuse("invalid_schema", "maximum", pointer, "no value lies between the bounds");
-}
-
-/** The tightest lower and upper bound a number schema sets (±Infinity where none). */
-export interface NumberRange {
-  low: number;
-  lowOpen: boolean;
-  high: number;
-  highOpen: boolean;
-}
-
-export function numberRange(schema: Omit<NumberSchema, "type">): NumberRange {
-  let low = -Infinity;
-  let lowOpen = false;
-  let high = Infinity;
-  let highOpen = false;
-  if (schema.minimum !== undefined) low = schema.minimum;
-  if (schema.exclusiveMinimum !== undefined && schema.exclusiveMinimum >= low) {
-    low = schema.exclusiveMinimum;
-    lowOpen = true;
-  }
-  if (schema.maximum !== undefined) high = schema.maximum;
-  if (schema.exclusiveMaximum !== undefined && schema.exclusiveMaximum <= high) {
-    high = schema.exclusiveMaximum;
-    highOpen = true;
-  }
-  return { low, lowOpen, high, highOpen };
-}
-
-/** The smallest and largest integer in a range (infinite ends stay infinite), or null when there is none. */
-export function integerRange(range: NumberRange): { min: number; max: number } | null {
-  const min = Number.isFinite(range.low)
-    ? Number.isInteger(range.low) && range.lowOpen
-      ? range.low + 1
-      : Math.ceil(range.low)
-    : -Infinity;
-  const max = Number.isFinite(range.high)
-    ? Number.isInteger(range.high) && range.highOpen
-      ? range.high - 1
-      : Math.floor(range.high)
-    : Infinity;
-  return min > max ? null : { min, max };
 }
 
 /** `type` as a list of primitive names (a list of types is only allowed for primitives). */
@@ -409,54 +369,6 @@ export function checkJsonSchemaSubset(schema: unknown, options: { rootObject?: b
     });
   }
   return { ok: true, schema: schema as SubsetSchema };
-}
-
-/**
- * OpenAI's strict-mode rule on a subset schema: each object lists every property in `required`, refused in
- * OpenAI's wording (`context` names the path to the object). OpenAI also refuses an absent
- * `additionalProperties`; molmesh reads it as false (the subset refuses any other value, and decoding never
- * adds a property), so strict schemas that leave it out keep working.
- */
-export function checkStrictSchema(schema: SubsetSchema): SchemaIssue | null {
-  return strictIssue(schema, [], "");
-}
-
-function strictIssue(schema: SubsetSchema, context: string[], pointer: string): SchemaIssue | null {
-  const at = (path: string[]): string =>
-    `In context=(${path.map((p) => `'${p}'`).join(", ")}${path.length === 1 ? "," : ""})`;
-  const issue = (keyword: string, message: string): SchemaIssue => ({
-    code: "invalid_schema",
-    keyword,
-    pointer: `${pointer}/${keyword}`,
-    message: `${at(context)}, ${message}`,
-  });
-  if ("anyOf" in schema) {
-    for (const [i, option] of schema.anyOf.entries()) {
-      const found = strictIssue(option, [...context, "anyOf", String(i)], `${pointer}/anyOf/${i}`);
-      if (found) return found;
-    }
-    return null;
-  }
-  if ("enum" in schema || "const" in schema) return null;
-  if (schema.type === "array") return strictIssue(schema.items, [...context, "items"], `${pointer}/items`);
-  if (schema.type !== "object") return null;
-  const names = Object.keys(schema.properties);
-  const missing = names.find((name) => !(schema.required ?? []).includes(name));
-  if (missing !== undefined) {
-    return issue(
-      "required",
-      `'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`,
-    );
-  }
-  for (const name of names) {
-    const found = strictIssue(
-      schema.properties[name] as SubsetSchema,
-      [...context, "properties", name],
-      `${pointer}/properties/${escapePointer(name)}`,
-    );
-    if (found) return found;
-  }
-  return null;
 }
 
 function refusal(issue: SchemaIssue): SchemaCheck {

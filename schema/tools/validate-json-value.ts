@@ -1,4 +1,5 @@
-import { numberRange, type SubsetSchema } from "./json-schema-subset.ts";
+import type { SubsetSchema } from "./json-schema-subset.ts";
+import { numberRange } from "./number-range.ts";
 
 /** Where a value fails its schema: RFC 6901 pointer into the value, and why. */
 export interface ValueIssue {

@@ -2,12 +2,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   checkJsonSchemaSubset,
-  checkStrictSchema,
   describeSchemaIssue,
   MAX_SCHEMA_DEPTH,
   MAX_SCHEMA_NODES,
   type SubsetSchema,
 } from "../../schema/tools/json-schema-subset.ts";
+import { checkStrictSchema } from "../../schema/tools/strict-schema.ts";
 import { z } from "zod";
 import {
   encodeNumberSentinel,

@@ -2,10 +2,10 @@ import { z } from "@hono/zod-openapi";
 import type { ViewTool } from "../../../../schema/harness/tools-block.ts";
 import {
   checkJsonSchemaSubset,
-  checkStrictSchema,
   describeSchemaIssue,
   type SubsetSchema,
 } from "../../../../schema/tools/json-schema-subset.ts";
+import { checkStrictSchema } from "../../../../schema/tools/strict-schema.ts";
 import {
   MAX_TOOLS,
   outputConstraintSchema,
