@@ -5,8 +5,13 @@ export interface ConcurrencyLevelResult {
   /** Turns attempted: concurrency × turns per client. */
   turns: number;
   okTurns: number;
-  /** Failed turns by HTTP status and error code (`503 overloaded`, `network`), none retried. */
+  /**
+   * Failed turns by HTTP status and error code, `+ retry-after` when the answer carried one (`503 overloaded +
+   * retry-after`, `network`); none retried.
+   */
   errors: Record<string, number>;
+  /** Answer tokens of the successful turns (`usage.output_tokens`). */
+  outputTokens: number;
   wallSeconds: number;
   turnsPerSecond: number;
   p50Ms: number;
@@ -37,6 +42,7 @@ export async function measureConcurrencyLevel(o: {
   );
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
+  let outputTokens = 0;
   const fail = (key: string) => (errors[key] = (errors[key] ?? 0) + 1);
   const started = performance.now();
   await Promise.all(
@@ -49,11 +55,17 @@ export async function measureConcurrencyLevel(o: {
             input: `client ${client}, message ${turn}: what should I do next?`,
             max_output_tokens: o.maxOutputTokens,
           });
-          const body = (await response.json()) as { error?: { code?: string | null } };
-          if (response.ok) latencies.push(performance.now() - sent);
-          else fail(`${response.status} ${body.error?.code ?? "error"}`);
-        } catch {
-          fail("network");
+          const text = await response.text();
+          const body = parseBody(text);
+          if (response.ok) {
+            latencies.push(performance.now() - sent);
+            outputTokens += body?.usage?.output_tokens ?? 0;
+          } else {
+            const hint = response.headers.has("retry-after") ? " + retry-after" : "";
+            fail(`${response.status} ${body?.error?.code ?? `"${text.slice(0, 40)}"`}${hint}`);
+          }
+        } catch (error) {
+          fail(`network (${describeFetchFailure(error)})`);
         }
         o.onTurn?.();
       }
@@ -65,9 +77,29 @@ export async function measureConcurrencyLevel(o: {
     turns: o.concurrency * o.turnsPerClient,
     okTurns: latencies.length,
     errors,
+    outputTokens,
     wallSeconds: round(wallSeconds, 2),
     turnsPerSecond: round(latencies.length / wallSeconds, 2),
     p50Ms: round(percentile(latencies, 50)),
     p95Ms: round(percentile(latencies, 95)),
   };
+}
+
+/** undici's fetch throws `TypeError: fetch failed` with the socket's error as its cause. */
+function describeFetchFailure(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error)
+    return "code" in cause && typeof cause.code === "string" ? cause.code : cause.message;
+  return String(cause);
+}
+
+/** An error from `wrangler dev` itself (a restarted worker) is plain text, not the API's JSON envelope. */
+function parseBody(
+  text: string,
+): { error?: { code?: string | null }; usage?: { output_tokens?: number } } | undefined {
+  try {
+    return JSON.parse(text) as { error?: { code?: string | null }; usage?: { output_tokens?: number } };
+  } catch {
+    return undefined;
+  }
 }
