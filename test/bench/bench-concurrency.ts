@@ -140,6 +140,7 @@ const post = (path: string, body: unknown) =>
   });
 
 const levels = [];
+let stoppedAt: string | undefined;
 try {
   // One unmeasured turn, so the first level does not pay for cold start (edge isolate, NATS, first slot).
   await measureConcurrencyLevel({
@@ -159,7 +160,12 @@ try {
       turnsPerClient,
       maxOutputTokens: MAX_OUTPUT_TOKENS,
       onTurn: () => reportBenchProgress(`concurrency ${concurrency}`, ++done, concurrency * turnsPerClient),
+    }).catch((error: unknown) => {
+      // The levels measured so far still make a report.
+      stoppedAt = `concurrency ${concurrency}: ${String(error)}`;
+      return undefined;
     });
+    if (level === undefined) break;
     const node = diffNodeTokens(await scrapeNodeTokens(metricsUrl), before);
     levels.push({
       ...level,
@@ -201,6 +207,7 @@ const report: ConcurrencyReport = {
     tokensPerSecond: rawTokensPerSecond,
   },
   levels,
+  ...(stoppedAt === undefined ? {} : { stoppedAt }),
 };
 await writeFile(join(OUT_DIR, "concurrency.json"), `${JSON.stringify(report, null, 2)}\n`);
 await writeFile(join(OUT_DIR, "concurrency.md"), renderConcurrencyReport(report));

@@ -20,6 +20,19 @@ export interface ConcurrencyLevelResult {
 
 type Post = (path: string, body: unknown) => Promise<Response>;
 
+const CREATE_PARALLELISM = 16;
+const CREATE_ATTEMPTS = 3;
+
+async function createConversation(post: Post): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const response = await post("/v1/conversations", {});
+    if (response.ok) return ((await response.json()) as { id: string }).id;
+    const text = await response.text();
+    if (attempt >= CREATE_ATTEMPTS) throw new Error(`POST /v1/conversations: ${response.status} ${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
+
 /**
  * C clients at once, each with its own conversation, each sending its next message the moment the previous answer
  * ends. A failed turn is counted under its status and code and the client carries on: an `overloaded` answer is a
@@ -32,14 +45,14 @@ export async function measureConcurrencyLevel(o: {
   maxOutputTokens: number;
   onTurn?: () => void;
 }): Promise<ConcurrencyLevelResult> {
-  const conversations = await Promise.all(
-    Array.from({ length: o.concurrency }, async () => {
-      const response = await o.post("/v1/conversations", {});
-      if (!response.ok)
-        throw new Error(`POST /v1/conversations: ${response.status} ${await response.text()}`);
-      return ((await response.json()) as { id: string }).id;
-    }),
-  );
+  // Created a few at a time and retried: setting up the clients is not what a level measures.
+  const conversations: string[] = [];
+  for (let i = 0; i < o.concurrency; i += CREATE_PARALLELISM) {
+    const batch = Math.min(CREATE_PARALLELISM, o.concurrency - i);
+    conversations.push(
+      ...(await Promise.all(Array.from({ length: batch }, () => createConversation(o.post)))),
+    );
+  }
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
   let outputTokens = 0;

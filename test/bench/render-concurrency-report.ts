@@ -25,6 +25,8 @@ export interface ConcurrencyReport {
     tokensPerSecond: number;
   };
   levels: ConcurrencyLevelReport[];
+  /** Why the run ended before its last level, if it did. */
+  stoppedAt?: string;
 }
 
 /** The markdown half of the concurrency benchmark report. */
@@ -98,5 +100,6 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
       ]),
     ),
     "",
+    ...(r.stoppedAt === undefined ? [] : [`The run stopped before its last level: ${r.stoppedAt}`, ""]),
   ].join("\n");
 }
