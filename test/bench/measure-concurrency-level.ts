@@ -5,8 +5,13 @@ export interface ConcurrencyLevelResult {
   /** Turns attempted: concurrency × turns per client. */
   turns: number;
   okTurns: number;
-  /** Failed turns by HTTP status and error code (`503 overloaded`, `network`), none retried. */
+  /**
+   * Failed turns by HTTP status and error code, `+ retry-after` when the answer carried one (`503 overloaded +
+   * retry-after`, `network`); none retried.
+   */
   errors: Record<string, number>;
+  /** Answer tokens of the successful turns (`usage.output_tokens`). */
+  outputTokens: number;
   wallSeconds: number;
   turnsPerSecond: number;
   p50Ms: number;
@@ -14,6 +19,19 @@ export interface ConcurrencyLevelResult {
 }
 
 type Post = (path: string, body: unknown) => Promise<Response>;
+
+const CREATE_PARALLELISM = 16;
+const CREATE_ATTEMPTS = 3;
+
+async function createConversation(post: Post): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const response = await post("/v1/conversations", {});
+    if (response.ok) return ((await response.json()) as { id: string }).id;
+    const text = await response.text();
+    if (attempt >= CREATE_ATTEMPTS) throw new Error(`POST /v1/conversations: ${response.status} ${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
 
 /**
  * C clients at once, each with its own conversation, each sending its next message the moment the previous answer
@@ -27,16 +45,17 @@ export async function measureConcurrencyLevel(o: {
   maxOutputTokens: number;
   onTurn?: () => void;
 }): Promise<ConcurrencyLevelResult> {
-  const conversations = await Promise.all(
-    Array.from({ length: o.concurrency }, async () => {
-      const response = await o.post("/v1/conversations", {});
-      if (!response.ok)
-        throw new Error(`POST /v1/conversations: ${response.status} ${await response.text()}`);
-      return ((await response.json()) as { id: string }).id;
-    }),
-  );
+  // Created a few at a time and retried: setting up the clients is not what a level measures.
+  const conversations: string[] = [];
+  for (let i = 0; i < o.concurrency; i += CREATE_PARALLELISM) {
+    const batch = Math.min(CREATE_PARALLELISM, o.concurrency - i);
+    conversations.push(
+      ...(await Promise.all(Array.from({ length: batch }, () => createConversation(o.post)))),
+    );
+  }
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
+  let outputTokens = 0;
   const fail = (key: string) => (errors[key] = (errors[key] ?? 0) + 1);
   const started = performance.now();
   await Promise.all(
@@ -49,11 +68,17 @@ export async function measureConcurrencyLevel(o: {
             input: `client ${client}, message ${turn}: what should I do next?`,
             max_output_tokens: o.maxOutputTokens,
           });
-          const body = (await response.json()) as { error?: { code?: string | null } };
-          if (response.ok) latencies.push(performance.now() - sent);
-          else fail(`${response.status} ${body.error?.code ?? "error"}`);
-        } catch {
-          fail("network");
+          const text = await response.text();
+          const body = parseBody(text);
+          if (response.ok) {
+            latencies.push(performance.now() - sent);
+            outputTokens += body?.usage?.output_tokens ?? 0;
+          } else {
+            const hint = response.headers.has("retry-after") ? " + retry-after" : "";
+            fail(`${response.status} ${body?.error?.code ?? `"${text.slice(0, 40)}"`}${hint}`);
+          }
+        } catch (error) {
+          fail(`network (${describeFetchFailure(error)})`);
         }
         o.onTurn?.();
       }
@@ -65,9 +90,29 @@ export async function measureConcurrencyLevel(o: {
     turns: o.concurrency * o.turnsPerClient,
     okTurns: latencies.length,
     errors,
+    outputTokens,
     wallSeconds: round(wallSeconds, 2),
     turnsPerSecond: round(latencies.length / wallSeconds, 2),
     p50Ms: round(percentile(latencies, 50)),
     p95Ms: round(percentile(latencies, 95)),
   };
+}
+
+/** undici's fetch throws `TypeError: fetch failed` with the socket's error as its cause. */
+function describeFetchFailure(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (cause instanceof Error)
+    return "code" in cause && typeof cause.code === "string" ? cause.code : cause.message;
+  return String(cause);
+}
+
+/** An error from `wrangler dev` itself (a restarted worker) is plain text, not the API's JSON envelope. */
+function parseBody(
+  text: string,
+): { error?: { code?: string | null }; usage?: { output_tokens?: number } } | undefined {
+  try {
+    return JSON.parse(text) as { error?: { code?: string | null }; usage?: { output_tokens?: number } };
+  } catch {
+    return undefined;
+  }
 }

@@ -1,4 +1,10 @@
-import { getLlama, LlamaLogLevel, type Token } from "node-llama-cpp";
+import {
+  getLlama,
+  LlamaLogLevel,
+  type LlamaContextSequence,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
 
 export interface RawDecodeRun {
   promptTokens: number;
@@ -8,20 +14,37 @@ export interface RawDecodeRun {
   decodeTokensPerSecond: number;
 }
 
+export interface RawBatchedDecodeRun {
+  sequences: number;
+  promptTokens: number;
+  /** Tokens sampled, all sequences together. */
+  completionTokens: number;
+  wallSeconds: number;
+  /** All sequences' tokens over the time from the start of decoding to the last token of any sequence. */
+  decodeTokensPerSecond: number;
+}
+
 export interface RawDecoder {
   /** One greedy generation on a fresh sequence: stops after `completionTokens` or at end of generation. */
   run(prompt: string, completionTokens: number): Promise<RawDecodeRun>;
+  /**
+   * Every sequence of the context decoding at once: each holds the same prompt (evaluated first, not timed), then
+   * all generate `completionTokens` greedily together, so node-llama-cpp puts one token of each into every batch.
+   */
+  runBatched(prompt: string, completionTokens: number): Promise<RawBatchedDecodeRun>;
   close(): Promise<void>;
 }
 
 /**
- * The physical limit the node is measured against: node-llama-cpp alone, one sequence of the model, the
- * node's thread settings, greedy, no server, no NATS, no slot bookkeeping.
+ * The physical limit the node is measured against: node-llama-cpp alone on the model, the node's thread
+ * settings, greedy, no server, no NATS, no slot bookkeeping. `sequences` > 1 gives the batched limit: as many
+ * sequences of one context as the node lets decode at once.
  */
 export async function openRawDecoder(o: {
   modelPath: string;
   threads: number;
   contextSize: number;
+  sequences?: number;
 }): Promise<RawDecoder> {
   const llama = await getLlama({
     gpu: false,
@@ -30,35 +53,52 @@ export async function openRawDecoder(o: {
     logLevel: LlamaLogLevel.error,
   });
   const model = await llama.loadModel({ modelPath: o.modelPath });
+  const sequences = o.sequences ?? 1;
   const context = await model.createContext({
     contextSize: o.contextSize,
-    sequences: 1,
+    sequences,
     threads: { ideal: o.threads, min: 1 },
   });
   const bos = model.tokens.shouldPrependBosToken && model.tokens.bos != null ? [model.tokens.bos] : [];
+  const tokenize = (text: string): Token[] => [...bos, ...model.tokenize(text, false, "trimLeadingSpace")];
   return {
     async run(text, completionTokens) {
-      const prompt: Token[] = [...bos, ...model.tokenize(text, false, "trimLeadingSpace")];
+      const prompt = tokenize(text);
       const sequence = context.getSequence();
       try {
         const started = performance.now();
-        let firstAt = started;
-        let lastAt = started;
-        let generated = 0;
-        for await (const token of sequence.evaluate(prompt, { temperature: 0, yieldEogToken: true })) {
-          lastAt = performance.now();
-          if (generated === 0) firstAt = lastAt;
-          generated++;
-          if (generated >= completionTokens || model.isEogToken(token)) break;
-        }
+        const timed = await decodeGreedy(sequence, model, prompt, completionTokens, started);
         return {
           promptTokens: prompt.length,
-          completionTokens: generated,
-          prefillTokensPerSecond: prompt.length / ((firstAt - started) / 1000),
-          decodeTokensPerSecond: (generated - 1) / ((lastAt - firstAt) / 1000),
+          completionTokens: timed.generated,
+          prefillTokensPerSecond: prompt.length / ((timed.firstAt - started) / 1000),
+          decodeTokensPerSecond: (timed.generated - 1) / ((timed.lastAt - timed.firstAt) / 1000),
         };
       } finally {
         await sequence.dispose();
+      }
+    },
+    async runBatched(text, completionTokens) {
+      const prompt = tokenize(text);
+      const all = Array.from({ length: sequences }, () => context.getSequence());
+      try {
+        // The prompt minus its last token goes in first, so the timed part is decoding, one token per sequence.
+        await Promise.all(all.map((s) => s.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1))));
+        const started = performance.now();
+        const runs = await Promise.all(
+          all.map((s) => decodeGreedy(s, model, prompt.slice(-1), completionTokens, started)),
+        );
+        const generated = runs.reduce((sum, r) => sum + r.generated, 0);
+        const wallSeconds = (Math.max(...runs.map((r) => r.lastAt)) - started) / 1000;
+        return {
+          sequences,
+          promptTokens: prompt.length,
+          completionTokens: generated,
+          wallSeconds,
+          decodeTokensPerSecond: generated / wallSeconds,
+        };
+      } finally {
+        await Promise.all(all.map((s) => s.dispose()));
       }
     },
     async close() {
@@ -66,4 +106,23 @@ export async function openRawDecoder(o: {
       await model.dispose();
     },
   };
+}
+
+async function decodeGreedy(
+  sequence: LlamaContextSequence,
+  model: LlamaModel,
+  tokens: Token[],
+  completionTokens: number,
+  started: number,
+): Promise<{ generated: number; firstAt: number; lastAt: number }> {
+  let firstAt = started;
+  let lastAt = started;
+  let generated = 0;
+  for await (const token of sequence.evaluate(tokens, { temperature: 0, yieldEogToken: true })) {
+    lastAt = performance.now();
+    if (generated === 0) firstAt = lastAt;
+    generated++;
+    if (generated >= completionTokens || model.isEogToken(token)) break;
+  }
+  return { generated, firstAt, lastAt };
 }

@@ -1,11 +1,32 @@
 import type { ConcurrencyLevelResult } from "./measure-concurrency-level.ts";
 import { renderFacts, renderMarkdownRow } from "./render-markdown-row.ts";
+import type { NodeTokenCounts } from "./scrape-node-tokens.ts";
+import { round } from "./stats.ts";
+
+export interface ConcurrencyLevelReport extends ConcurrencyLevelResult {
+  /** What the node's counters moved by during the level's wall time (all hops: route, answer, summary). */
+  node: NodeTokenCounts;
+  /** Tokens the node generated, all hops, per wall second. */
+  nodeTokensPerSecond: number;
+  /** Answer tokens the clients received per wall second. */
+  answerTokensPerSecond: number;
+}
 
 export interface ConcurrencyReport {
   command: string;
   machine: Record<string, string | number>;
   settings: Record<string, string | number>;
-  levels: ConcurrencyLevelResult[];
+  /** node-llama-cpp alone, `sequences` decoding at once in one context, before and after the mesh levels. */
+  raw: {
+    sequences: number;
+    decodeTokensPerSequence: number;
+    before: number;
+    after: number;
+    tokensPerSecond: number;
+  };
+  levels: ConcurrencyLevelReport[];
+  /** Why the run ended before its last level, if it did. */
+  stoppedAt?: string;
 }
 
 /** The markdown half of the concurrency benchmark report. */
@@ -14,6 +35,7 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
     Object.entries(level.errors)
       .map(([key, count]) => `${count} × ${key}`)
       .join(", ") || "none";
+  const ratio = (tokensPerSecond: number) => `${round((100 * tokensPerSecond) / r.raw.tokensPerSecond, 1)} %`;
   return [
     "# Concurrency benchmark",
     "",
@@ -21,12 +43,46 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
     `Settings: ${renderFacts(r.settings)}.`,
     "",
     "Through the whole local mesh: HTTP to the edge in `wrangler dev` (Worker, conversation Durable Objects), NATS,",
-    "one GPU node process running llama.cpp on the tiny model. Each client owns a conversation and sends its next",
-    "message the moment an answer ends (non-streamed `POST /v1/responses`: route, answer, then the summary runs in the",
-    "background and the next turn waits for it). Latency counts successful turns only; failed turns are not retried.",
+    "one GPU node process running llama.cpp. Each client owns a conversation and sends its next message the moment",
+    "an answer ends (non-streamed `POST /v1/responses`: route, answer; the summary runs in the background). Latency",
+    "counts successful turns only; failed turns are not retried. The queue bound: a conversation holds at most two",
+    "hops at a node (its route or answer, and the previous turn's summary), so a node admitting",
+    `${r.settings.nodeMaxConcurrentHops} and queueing ${r.settings.nodeMaxQueuedHops} hops refuses nothing below`,
+    `${(Number(r.settings.nodeMaxConcurrentHops) + Number(r.settings.nodeMaxQueuedHops)) / 2} conversations; past it, \`503 overloaded\` with \`retry-after\`.`,
     "",
-    renderMarkdownRow(["concurrency", "turns", "ok", "errors", "turns/s", "p50 ms", "p95 ms", "wall s"]),
-    renderMarkdownRow(["---:", "---:", "---:", "---", "---:", "---:", "---:", "---:"]),
+    `Physical limit, in the same run: node-llama-cpp alone, ${r.raw.sequences} sequences of one context decoding`,
+    `${r.raw.decodeTokensPerSequence} tokens each at once, same model and threads: ${r.raw.before} tokens/s before the`,
+    `mesh levels, ${r.raw.after} after; mean ${r.raw.tokensPerSecond}. "node tok/s" counts every token the node`,
+    "generated (route, answer, summary); prefill (evaluated prompt tokens) is work on top that the raw limit leaves out.",
+    "",
+    renderMarkdownRow([
+      "concurrency",
+      "turns",
+      "ok",
+      "errors",
+      "turns/s",
+      "p50 ms",
+      "p95 ms",
+      "node tok/s",
+      "of raw",
+      "answer tok/s",
+      "prefill tok",
+      "wall s",
+    ]),
+    renderMarkdownRow([
+      "---:",
+      "---:",
+      "---:",
+      "---",
+      "---:",
+      "---:",
+      "---:",
+      "---:",
+      "---:",
+      "---:",
+      "---:",
+      "---:",
+    ]),
     ...r.levels.map((l) =>
       renderMarkdownRow([
         l.concurrency,
@@ -36,9 +92,14 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
         l.turnsPerSecond,
         l.p50Ms,
         l.p95Ms,
+        l.nodeTokensPerSecond,
+        ratio(l.nodeTokensPerSecond),
+        l.answerTokensPerSecond,
+        l.node.evaluatedPromptTokens,
         l.wallSeconds,
       ]),
     ),
     "",
+    ...(r.stoppedAt === undefined ? [] : [`The run stopped before its last level: ${r.stoppedAt}`, ""]),
   ].join("\n");
 }
