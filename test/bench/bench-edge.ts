@@ -21,6 +21,7 @@ import { renderEdgeReport, type EdgeReport } from "./render-edge-report.ts";
 import { percentile, round, sum } from "./stats.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
+import { parseServerTiming, type StageTimings } from "../../workers/src/lib/stage-timings.ts";
 
 const LENGTHS = (process.env.MOL_BENCH_LENGTHS ?? "10,100,1000,5000").split(",").map(Number);
 const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
@@ -34,7 +35,11 @@ type Mol = { timings: Record<string, number | undefined> };
 interface Turn {
   clientMs: number;
   mol: Mol;
+  /** The edge's `server-timing` stages for this request. */
+  stages: StageTimings;
 }
+
+type Post = (path: string, body: unknown) => Promise<{ json: unknown; stages: StageTimings }>;
 
 type Get = (path: string) => Promise<unknown>;
 
@@ -48,10 +53,7 @@ async function waitForSummary(get: Get, conversation: string): Promise<void> {
   }
 }
 
-async function withEdge<T>(
-  natsWsUrl: string,
-  use: (post: (path: string, body: unknown) => Promise<unknown>, get: Get) => Promise<T>,
-) {
+async function withEdge<T>(natsWsUrl: string, use: (post: Post, get: Get) => Promise<T>) {
   const edge = await spawnBenchEdge({ name: "edge", natsWsUrl, devApiKey: KEY });
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${edge.url}${path}`, {
@@ -61,7 +63,7 @@ async function withEdge<T>(
     });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     const json: unknown = await response.json();
-    return json;
+    return { json, stages: parseServerTiming(response.headers.get("server-timing")) };
   };
   const get = async (path: string) => {
     const response = await fetch(`${edge.url}${path}`, { headers: { authorization: `Bearer ${KEY}` } });
@@ -75,29 +77,43 @@ async function withEdge<T>(
   }
 }
 
-async function runTurn(
-  post: (path: string, body: unknown) => Promise<unknown>,
-  conversation: string,
-  input: string,
-  extra = {},
-): Promise<Turn> {
+async function runTurn(post: Post, conversation: string, input: string, extra = {}): Promise<Turn> {
   const started = performance.now();
-  const response = (await post("/v1/responses", { conversation, input, ...extra })) as { mol: Mol };
-  return { clientMs: performance.now() - started, mol: response.mol };
+  const { json, stages } = await post("/v1/responses", { conversation, input, ...extra });
+  return { clientMs: performance.now() - started, mol: (json as { mol: Mol }).mol, stages };
 }
 
 const nodeMs = (t: Turn) => (t.mol.timings.routeNodeMs ?? 0) + (t.mol.timings.answerNodeMs ?? 0);
 /**
- * A turn's overhead split by what the edge records: each hop's edge-side time minus the node's own is NATS and
- * the hop client; the rest is HTTP, the Worker (auth, limiter), the Durable Object call and its timeline writes
- * and views. The edge records no finer split (no Server-Timing; the request line has only the total).
+ * A turn's overhead by stage, from the edge's `server-timing` header (workers/src/lib/stage-timings.ts: in
+ * workerd the clock advances only at I/O, so a CPU-only stage reads 0 and its time shows in the next I/O stage).
+ * Derived rows: `http` is the client's time outside the Worker (wrangler dev's proxy, the HTTP exchange);
+ * `worker, other` the Worker's time outside the timed stages (body parsing, validation, middleware); `object
+ * call` the Durable Object call outside the object's own stages (the fetch into the object, the part stream back);
+ * a hop's `NATS` its edge time minus the node's own.
  */
-function splitOverhead(t: Turn) {
-  const { routeMs = 0, routeNodeMs = 0, answerTotalMs = 0, answerNodeMs = 0 } = t.mol.timings;
+function splitOverhead(t: Turn): StageTimings {
+  const s = t.stages;
+  const at = (stage: string) => s[stage] ?? 0;
+  const objectStages = Object.keys(s).filter((k) => k.startsWith("object."));
+  const { routeNodeMs = 0, answerNodeMs = 0 } = t.mol.timings;
   return {
-    routeHopMs: routeMs - routeNodeMs,
-    answerHopMs: answerTotalMs - answerNodeMs,
-    edgeMs: t.clientMs - routeMs - answerTotalMs,
+    http: t.clientMs - at("edge"),
+    auth: at("auth"),
+    limiter: at("limiter"),
+    "worker, other": at("edge") - at("auth") - at("limiter") - at("object") - at("encode"),
+    "object call": at("object") - objectStages.reduce((total, k) => total + at(k), 0),
+    "object: queue": at("object.queue"),
+    "object: harness": at("object.harness"),
+    "object: views load": at("object.viewsLoad"),
+    "object: views": at("object.views"),
+    "object: timeline writes": at("object.timeline"),
+    "object: turn record": at("object.record"),
+    "route hop: NATS": at("object.route") - routeNodeMs,
+    "summary wait": at("object.summaryWait"),
+    "answer hop: NATS": at("object.answer") - answerNodeMs,
+    "JSON encoding": at("encode"),
+    "total overhead": t.clientMs - nodeMs(t),
   };
 }
 
@@ -113,12 +129,12 @@ const instantNode = await startGpuNode({
   clock: () => Date.now(),
 });
 const overhead = await withEdge(nats.wsUrl, async (post) => {
-  const { id } = (await post("/v1/conversations", {})) as { id: string };
+  const { id } = (await post("/v1/conversations", {})).json as { id: string };
   const rows = [];
   let turns = 0;
   for (const length of LENGTHS) {
     const samples: number[] = [];
-    const stages: Array<ReturnType<typeof splitOverhead>> = [];
+    const stages: StageTimings[] = [];
     while (turns < length) {
       const turn = await runTurn(
         post,
@@ -139,26 +155,13 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
       p50Ms: round(percentile(samples, 50)),
       p95Ms: round(percentile(samples, 95)),
       meanMs: round(sum(samples) / samples.length),
-      stagesP50Ms: {
-        routeHop: round(
-          percentile(
-            stages.map((x) => x.routeHopMs),
-            50,
-          ),
-        ),
-        answerHop: round(
-          percentile(
-            stages.map((x) => x.answerHopMs),
-            50,
-          ),
-        ),
-        edge: round(
-          percentile(
-            stages.map((x) => x.edgeMs),
-            50,
-          ),
-        ),
-      },
+      p99Ms: round(percentile(samples, 99)),
+      stagesMs: Object.fromEntries(
+        Object.keys(stages[0] ?? {}).map((stage) => {
+          const values = stages.map((x) => x[stage] ?? 0);
+          return [stage, { p50: round(percentile(values, 50)), p95: round(percentile(values, 95)) }];
+        }),
+      ),
     });
   }
   return rows;
@@ -181,7 +184,7 @@ const tiny = await startTestNode({
 // Each client waits for the previous turn's summary before its next message (as a person reading the answer
 // would), so the summary never delays a turn; back-to-back clients are measured separately.
 const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
-  const { id } = (await post("/v1/conversations", {})) as { id: string };
+  const { id } = (await post("/v1/conversations", {})).json as { id: string };
   const paced: Turn[] = [];
   const backToBack: Turn[] = [];
   for (let i = 0; i < CRITICAL_TURNS; i++) {
