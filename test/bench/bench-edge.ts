@@ -25,6 +25,8 @@ import { parseServerTiming, type StageTimings } from "../../workers/src/lib/stag
 
 const LENGTHS = (process.env.MOL_BENCH_LENGTHS ?? "10,100,1000,5000").split(",").map(Number);
 const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
+/** Turns on a conversation of their own before the measured one starts. */
+const WARMUP_TURNS = Number(process.env.MOL_BENCH_WARMUP_TURNS ?? 50);
 const CRITICAL_TURNS = Number(process.env.MOL_BENCH_CRITICAL_TURNS ?? 20);
 /** Summary slots per adapter on the tiny node; unset = the engine's default, 0 = summaries on the answer's slot. */
 const SUMMARY_SLOTS = process.env.MOL_BENCH_SUMMARY_SLOTS;
@@ -101,7 +103,7 @@ function splitOverhead(t: Turn): StageTimings {
     http: t.clientMs - at("edge"),
     auth: at("auth"),
     limiter: at("limiter"),
-    "worker, other": at("edge") - at("auth") - at("limiter") - at("object") - at("encode"),
+    "worker, other": at("edge") - at("auth") - at("limiter") - at("object") - at("encode") - at("log"),
     "object call": at("object") - objectStages.reduce((total, k) => total + at(k), 0),
     "object: queue": at("object.queue"),
     "object: harness": at("object.harness"),
@@ -113,6 +115,7 @@ function splitOverhead(t: Turn): StageTimings {
     "summary wait": at("object.summaryWait"),
     "answer hop: NATS": at("object.answer") - answerNodeMs,
     "JSON encoding": at("encode"),
+    "request log line": at("log"),
     "total overhead": t.clientMs - nodeMs(t),
   };
 }
@@ -129,6 +132,9 @@ const instantNode = await startGpuNode({
   clock: () => Date.now(),
 });
 const overhead = await withEdge(nats.wsUrl, async (post) => {
+  // A fresh workerd compiles and warms as it goes: those first turns would say nothing about conversation length.
+  const warmup = (await post("/v1/conversations", {})).json as { id: string };
+  for (let i = 0; i < WARMUP_TURNS; i++) await runTurn(post, warmup.id, `warm-up turn ${i}`);
   const { id } = (await post("/v1/conversations", {})).json as { id: string };
   const rows = [];
   let turns = 0;
@@ -221,6 +227,7 @@ const report: EdgeReport = {
   command: describeBenchCommand("bench:edge", [
     "MOL_BENCH_LENGTHS",
     "MOL_BENCH_SAMPLE_TURNS",
+    "MOL_BENCH_WARMUP_TURNS",
     "MOL_BENCH_CRITICAL_TURNS",
     "MOL_BENCH_SUMMARY_SLOTS",
   ]),

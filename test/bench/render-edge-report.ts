@@ -44,7 +44,9 @@ export function renderEdgeReport(r: EdgeReport): string {
     "## Edge overhead per turn against conversation length",
     "",
     "Client time of a non-streamed `POST /v1/responses` minus the route and answer time the GPU node reported",
-    "(instant engine): HTTP, the Worker, the conversation Durable Object (SQLite timeline, views) and NATS.",
+    "(instant engine): HTTP, the Worker, the conversation Durable Object (SQLite timeline, views) and NATS. The",
+    "last turns before each length are sampled, after warm-up turns on a conversation of their own (a fresh",
+    "workerd compiles as it goes).",
     "",
     renderMarkdownRow([
       "conversation length (turns)",

@@ -45,8 +45,7 @@ export function observeRequests(
     c.set("stages", stages);
     await next();
     c.res.headers.set("x-request-id", requestId);
-    // A streamed response's header leaves before the turn ends: it holds the stages up to the first part.
-    c.res.headers.set("server-timing", formatServerTiming({ ...stages.timings, edge: Date.now() - started }));
+    const handled = Date.now();
 
     const telemetry = c.var.deps.telemetry ?? CONSOLE_TELEMETRY;
     const line = await describeRequest(c, requestId, started, telemetry.debug);
@@ -61,6 +60,9 @@ export function observeRequests(
     } catch {
       // A log sink that fails must never turn a served request into an error.
     }
+    // A streamed response's header leaves before the turn ends: it holds the stages up to the first part.
+    const edge = { ...stages.timings, log: Date.now() - handled, edge: Date.now() - started };
+    c.res.headers.set("server-timing", formatServerTiming(edge));
     const after = telemetry.afterResponse?.();
     if (after) keepAlive(c, after);
   };
