@@ -105,6 +105,8 @@ function splitOverhead(t: Turn): StageTimings {
     limiter: at("limiter"),
     "worker, other": at("edge") - at("auth") - at("limiter") - at("object") - at("encode") - at("log"),
     "object call": at("object") - objectStages.reduce((total, k) => total + at(k), 0),
+    "object: decode request": at("object.decode"),
+    "object: start checks": at("object.start"),
     "object: queue": at("object.queue"),
     "object: harness": at("object.harness"),
     "object: views load": at("object.viewsLoad"),

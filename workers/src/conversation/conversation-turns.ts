@@ -53,7 +53,9 @@ export class ConversationTurns {
    * client went away: that one runs anew. The key is taken before anything awaits, so two requests with one key
    * cannot both start a turn.
    */
-  startTurn(request: StartTurnRequest, turnId?: string): StartTurnResult {
+  startTurn(request: StartTurnRequest, turnId?: string, clock?: StageClock): StartTurnResult {
+    const stages = clock ?? new StageClock(this.#deps.now);
+    const startedAt = this.#deps.now();
     const { store } = this.#deps;
     const meta = store.readMeta();
     if (!meta)
@@ -107,8 +109,8 @@ export class ConversationTurns {
         answered();
       },
     };
-    const stages = new StageClock(this.#deps.now);
     const queuedAt = this.#deps.now();
+    stages.add("start", queuedAt - startedAt);
     // The queue holds the turn until `release` (the answer is stored), not through its summary.
     void this.#queue.run(
       () =>
