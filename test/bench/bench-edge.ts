@@ -55,7 +55,7 @@ async function waitForSummary(get: Get, conversation: string): Promise<void> {
   }
 }
 
-async function withEdge<T>(natsWsUrl: string, use: (post: Post, get: Get) => Promise<T>) {
+async function withEdge<T>(natsWsUrl: string, use: (post: Post, get: Get, url: string) => Promise<T>) {
   const edge = await spawnBenchEdge({ name: "edge", natsWsUrl, devApiKey: KEY });
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${edge.url}${path}`, {
@@ -73,7 +73,7 @@ async function withEdge<T>(natsWsUrl: string, use: (post: Post, get: Get) => Pro
     return json;
   };
   try {
-    return await use(post, get);
+    return await use(post, get, edge.url);
   } finally {
     await edge.stop();
   }
@@ -122,6 +122,22 @@ function splitOverhead(t: Turn): StageTimings {
   };
 }
 
+/**
+ * What `wrangler dev` and the HTTP exchange alone cost: `GET /livez` (no auth, no object, no NATS), client time
+ * minus the Worker's own from its `server-timing` header; the floor under every turn's `http` stage.
+ */
+async function measureHttpFloor(url: string): Promise<{ p50: number; p95: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const started = performance.now();
+    const response = await fetch(`${url}/livez`);
+    await response.arrayBuffer();
+    const clientMs = performance.now() - started;
+    samples.push(clientMs - (parseServerTiming(response.headers.get("server-timing")).edge ?? 0));
+  }
+  return { p50: round(percentile(samples, 50)), p95: round(percentile(samples, 95)) };
+}
+
 // 1. Edge overhead against conversation length, on the instant engine.
 const nats = await startNatsServer();
 const nodeNc = await connect({ servers: nats.url });
@@ -133,7 +149,7 @@ const instantNode = await startGpuNode({
   now: () => performance.now(),
   clock: () => Date.now(),
 });
-const overhead = await withEdge(nats.wsUrl, async (post) => {
+const { rows: overhead, httpFloor } = await withEdge(nats.wsUrl, async (post, _get, url) => {
   // A fresh workerd compiles and warms as it goes: those first turns would say nothing about conversation length.
   const warmup = (await post("/v1/conversations", {})).json as { id: string };
   for (let i = 0; i < WARMUP_TURNS; i++) await runTurn(post, warmup.id, `warm-up turn ${i}`);
@@ -172,7 +188,7 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
       ),
     });
   }
-  return rows;
+  return { rows, httpFloor: await measureHttpFloor(url) };
 });
 await instantNode.stop(0);
 await nodeNc.close();
@@ -235,6 +251,7 @@ const report: EdgeReport = {
   ]),
   machine: collectMachineFacts(),
   overhead,
+  httpFloorMs: httpFloor,
   hops: {
     turns: breakdown.paced.length,
     routeMs: { p50: round(percentile(route, 50)), p95: round(percentile(route, 95)) },

@@ -14,6 +14,8 @@ export interface EdgeReport {
     /** Per stage, from the edge's `server-timing` header: see splitOverhead in bench-edge.ts. */
     stagesMs?: Record<string, Pct>;
   }>;
+  /** `GET /livez` client time minus the Worker's: wrangler dev's local proxying and the HTTP exchange. */
+  httpFloorMs?: Pct;
   hops: {
     turns: number;
     routeMs: Pct;
@@ -62,6 +64,13 @@ export function renderEdgeReport(r: EdgeReport): string {
     ),
     "",
     ...renderStages(r.overhead),
+    ...(r.httpFloorMs
+      ? [
+          `The \`http\` floor: \`GET /livez\` (no auth, no object, no NATS) spends p50 ${r.httpFloorMs.p50} ms, p95`,
+          `${r.httpFloorMs.p95} ms outside the Worker: \`wrangler dev\`'s local proxying and the HTTP exchange.`,
+          "",
+        ]
+      : []),
     `## Hop breakdown on the tiny model (${h.turns} routed turns, answers capped at 64 tokens)`,
     "",
     renderMarkdownRow(["hop", "p50 ms", "p95 ms"]),
