@@ -27,7 +27,9 @@ export const timelineEvents = sqliteTable(
     /** Unix ms; informative only: views never read clocks. */
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [index("timeline_event_turn").on(t.turnId, t.seq)],
+  // By type: the turn loop reads the latest event of a few types each turn (the last answer, the tools shown), which
+  // without it scans the whole timeline backwards when the type is rare or absent.
+  (t) => [index("timeline_event_turn").on(t.turnId, t.seq), index("timeline_event_type").on(t.type, t.seq)],
 );
 
 /** The per-adapter views after event `throughSeq`, so a turn does not re-render the whole conversation. */

@@ -21,9 +21,12 @@ import { renderEdgeReport, type EdgeReport } from "./render-edge-report.ts";
 import { percentile, round, sum } from "./stats.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
+import { parseServerTiming, type StageTimings } from "../../workers/src/lib/stage-timings.ts";
 
 const LENGTHS = (process.env.MOL_BENCH_LENGTHS ?? "10,100,1000,5000").split(",").map(Number);
 const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
+/** Turns on a conversation of their own before the measured one starts. */
+const WARMUP_TURNS = Number(process.env.MOL_BENCH_WARMUP_TURNS ?? 50);
 const CRITICAL_TURNS = Number(process.env.MOL_BENCH_CRITICAL_TURNS ?? 20);
 /** Summary slots per adapter on the tiny node; unset = the engine's default, 0 = summaries on the answer's slot. */
 const SUMMARY_SLOTS = process.env.MOL_BENCH_SUMMARY_SLOTS;
@@ -34,7 +37,11 @@ type Mol = { timings: Record<string, number | undefined> };
 interface Turn {
   clientMs: number;
   mol: Mol;
+  /** The edge's `server-timing` stages for this request. */
+  stages: StageTimings;
 }
+
+type Post = (path: string, body: unknown) => Promise<{ json: unknown; stages: StageTimings }>;
 
 type Get = (path: string) => Promise<unknown>;
 
@@ -48,10 +55,7 @@ async function waitForSummary(get: Get, conversation: string): Promise<void> {
   }
 }
 
-async function withEdge<T>(
-  natsWsUrl: string,
-  use: (post: (path: string, body: unknown) => Promise<unknown>, get: Get) => Promise<T>,
-) {
+async function withEdge<T>(natsWsUrl: string, use: (post: Post, get: Get, url: string) => Promise<T>) {
   const edge = await spawnBenchEdge({ name: "edge", natsWsUrl, devApiKey: KEY });
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${edge.url}${path}`, {
@@ -61,7 +65,7 @@ async function withEdge<T>(
     });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     const json: unknown = await response.json();
-    return json;
+    return { json, stages: parseServerTiming(response.headers.get("server-timing")) };
   };
   const get = async (path: string) => {
     const response = await fetch(`${edge.url}${path}`, { headers: { authorization: `Bearer ${KEY}` } });
@@ -69,36 +73,69 @@ async function withEdge<T>(
     return json;
   };
   try {
-    return await use(post, get);
+    return await use(post, get, edge.url);
   } finally {
     await edge.stop();
   }
 }
 
-async function runTurn(
-  post: (path: string, body: unknown) => Promise<unknown>,
-  conversation: string,
-  input: string,
-  extra = {},
-): Promise<Turn> {
+async function runTurn(post: Post, conversation: string, input: string, extra = {}): Promise<Turn> {
   const started = performance.now();
-  const response = (await post("/v1/responses", { conversation, input, ...extra })) as { mol: Mol };
-  return { clientMs: performance.now() - started, mol: response.mol };
+  const { json, stages } = await post("/v1/responses", { conversation, input, ...extra });
+  return { clientMs: performance.now() - started, mol: (json as { mol: Mol }).mol, stages };
 }
 
 const nodeMs = (t: Turn) => (t.mol.timings.routeNodeMs ?? 0) + (t.mol.timings.answerNodeMs ?? 0);
 /**
- * A turn's overhead split by what the edge records: each hop's edge-side time minus the node's own is NATS and
- * the hop client; the rest is HTTP, the Worker (auth, limiter), the Durable Object call and its timeline writes
- * and views. The edge records no finer split (no Server-Timing; the request line has only the total).
+ * A turn's overhead by stage, from the edge's `server-timing` header (workers/src/lib/stage-timings.ts: in
+ * workerd the clock advances only at I/O, so a CPU-only stage reads 0 and its time shows in the next I/O stage).
+ * Derived rows: `http` is the client's time outside the Worker (wrangler dev's proxy, the HTTP exchange);
+ * `worker, other` the Worker's time outside the timed stages (body parsing, validation, middleware); `object
+ * call` the Durable Object call outside the object's own stages (the fetch into the object, the part stream back);
+ * a hop's `NATS` its edge time minus the node's own.
  */
-function splitOverhead(t: Turn) {
-  const { routeMs = 0, routeNodeMs = 0, answerTotalMs = 0, answerNodeMs = 0 } = t.mol.timings;
+function splitOverhead(t: Turn): StageTimings {
+  const s = t.stages;
+  const at = (stage: string) => s[stage] ?? 0;
+  const objectStages = Object.keys(s).filter((k) => k.startsWith("object."));
+  const { routeNodeMs = 0, answerNodeMs = 0 } = t.mol.timings;
   return {
-    routeHopMs: routeMs - routeNodeMs,
-    answerHopMs: answerTotalMs - answerNodeMs,
-    edgeMs: t.clientMs - routeMs - answerTotalMs,
+    http: t.clientMs - at("edge"),
+    auth: at("auth"),
+    limiter: at("limiter"),
+    "worker, other": at("edge") - at("auth") - at("limiter") - at("object") - at("encode") - at("log"),
+    "object call": at("object") - objectStages.reduce((total, k) => total + at(k), 0),
+    "object: decode request": at("object.decode"),
+    "object: start checks": at("object.start"),
+    "object: queue": at("object.queue"),
+    "object: harness": at("object.harness"),
+    "object: views load": at("object.viewsLoad"),
+    "object: views": at("object.views"),
+    "object: timeline writes": at("object.timeline"),
+    "object: turn record": at("object.record"),
+    "route hop: NATS": at("object.route") - routeNodeMs,
+    "summary wait": at("object.summaryWait"),
+    "answer hop: NATS": at("object.answer") - answerNodeMs,
+    "JSON encoding": at("encode"),
+    "request log line": at("log"),
+    "total overhead": t.clientMs - nodeMs(t),
   };
+}
+
+/**
+ * What `wrangler dev` and the HTTP exchange alone cost: `GET /livez` (no auth, no object, no NATS), client time
+ * minus the Worker's own from its `server-timing` header; the floor under every turn's `http` stage.
+ */
+async function measureHttpFloor(url: string): Promise<{ p50: number; p95: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const started = performance.now();
+    const response = await fetch(`${url}/livez`);
+    await response.arrayBuffer();
+    const clientMs = performance.now() - started;
+    samples.push(clientMs - (parseServerTiming(response.headers.get("server-timing")).edge ?? 0));
+  }
+  return { p50: round(percentile(samples, 50)), p95: round(percentile(samples, 95)) };
 }
 
 // 1. Edge overhead against conversation length, on the instant engine.
@@ -112,13 +149,16 @@ const instantNode = await startGpuNode({
   now: () => performance.now(),
   clock: () => Date.now(),
 });
-const overhead = await withEdge(nats.wsUrl, async (post) => {
-  const { id } = (await post("/v1/conversations", {})) as { id: string };
+const { rows: overhead, httpFloor } = await withEdge(nats.wsUrl, async (post, _get, url) => {
+  // A fresh workerd compiles and warms as it goes: those first turns would say nothing about conversation length.
+  const warmup = (await post("/v1/conversations", {})).json as { id: string };
+  for (let i = 0; i < WARMUP_TURNS; i++) await runTurn(post, warmup.id, `warm-up turn ${i}`);
+  const { id } = (await post("/v1/conversations", {})).json as { id: string };
   const rows = [];
   let turns = 0;
   for (const length of LENGTHS) {
     const samples: number[] = [];
-    const stages: Array<ReturnType<typeof splitOverhead>> = [];
+    const stages: StageTimings[] = [];
     while (turns < length) {
       const turn = await runTurn(
         post,
@@ -139,29 +179,16 @@ const overhead = await withEdge(nats.wsUrl, async (post) => {
       p50Ms: round(percentile(samples, 50)),
       p95Ms: round(percentile(samples, 95)),
       meanMs: round(sum(samples) / samples.length),
-      stagesP50Ms: {
-        routeHop: round(
-          percentile(
-            stages.map((x) => x.routeHopMs),
-            50,
-          ),
-        ),
-        answerHop: round(
-          percentile(
-            stages.map((x) => x.answerHopMs),
-            50,
-          ),
-        ),
-        edge: round(
-          percentile(
-            stages.map((x) => x.edgeMs),
-            50,
-          ),
-        ),
-      },
+      p99Ms: round(percentile(samples, 99)),
+      stagesMs: Object.fromEntries(
+        Object.keys(stages[0] ?? {}).map((stage) => {
+          const values = stages.map((x) => x[stage] ?? 0);
+          return [stage, { p50: round(percentile(values, 50)), p95: round(percentile(values, 95)) }];
+        }),
+      ),
     });
   }
-  return rows;
+  return { rows, httpFloor: await measureHttpFloor(url) };
 });
 await instantNode.stop(0);
 await nodeNc.close();
@@ -181,7 +208,7 @@ const tiny = await startTestNode({
 // Each client waits for the previous turn's summary before its next message (as a person reading the answer
 // would), so the summary never delays a turn; back-to-back clients are measured separately.
 const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
-  const { id } = (await post("/v1/conversations", {})) as { id: string };
+  const { id } = (await post("/v1/conversations", {})).json as { id: string };
   const paced: Turn[] = [];
   const backToBack: Turn[] = [];
   for (let i = 0; i < CRITICAL_TURNS; i++) {
@@ -218,11 +245,13 @@ const report: EdgeReport = {
   command: describeBenchCommand("bench:edge", [
     "MOL_BENCH_LENGTHS",
     "MOL_BENCH_SAMPLE_TURNS",
+    "MOL_BENCH_WARMUP_TURNS",
     "MOL_BENCH_CRITICAL_TURNS",
     "MOL_BENCH_SUMMARY_SLOTS",
   ]),
   machine: collectMachineFacts(),
   overhead,
+  httpFloorMs: httpFloor,
   hops: {
     turns: breakdown.paced.length,
     routeMs: { p50: round(percentile(route, 50)), p95: round(percentile(route, 95)) },

@@ -9,10 +9,13 @@ export interface EdgeReport {
     samples: number;
     p50Ms: number;
     p95Ms: number;
+    p99Ms?: number;
     meanMs: number;
-    /** Per stage, see splitOverhead in bench-edge.ts (absent in reports written before it). */
-    stagesP50Ms?: { routeHop: number; answerHop: number; edge: number };
+    /** Per stage, from the edge's `server-timing` header: see splitOverhead in bench-edge.ts. */
+    stagesMs?: Record<string, Pct>;
   }>;
+  /** `GET /livez` client time minus the Worker's: wrangler dev's local proxying and the HTTP exchange. */
+  httpFloorMs?: Pct;
   hops: {
     turns: number;
     routeMs: Pct;
@@ -43,29 +46,31 @@ export function renderEdgeReport(r: EdgeReport): string {
     "## Edge overhead per turn against conversation length",
     "",
     "Client time of a non-streamed `POST /v1/responses` minus the route and answer time the GPU node reported",
-    "(instant engine): HTTP, the Worker, the conversation Durable Object (SQLite timeline, views) and NATS.",
-    "",
-    renderMarkdownRow(["conversation length (turns)", "sampled turns", "p50 ms", "p95 ms", "mean ms"]),
-    renderMarkdownRow(["---:", "---:", "---:", "---:", "---:"]),
-    ...r.overhead.map((o) => renderMarkdownRow([o.turns, o.samples, o.p50Ms, o.p95Ms, o.meanMs])),
-    "",
-    "Where it goes (p50 ms per stage, from the hop timings the edge records: a hop's edge time minus the node's",
-    "is NATS and the hop client; the rest is HTTP, the Worker's auth and limiter, the Durable Object call, its",
-    "timeline writes and views, which the edge does not time apart):",
+    "(instant engine): HTTP, the Worker, the conversation Durable Object (SQLite timeline, views) and NATS. The",
+    "last turns before each length are sampled, after warm-up turns on a conversation of their own (a fresh",
+    "workerd compiles as it goes).",
     "",
     renderMarkdownRow([
       "conversation length (turns)",
-      "route hop: NATS",
-      "answer hop: NATS",
-      "HTTP + Worker + DO",
+      "sampled turns",
+      "p50 ms",
+      "p95 ms",
+      "p99 ms",
+      "mean ms",
     ]),
-    renderMarkdownRow(["---:", "---:", "---:", "---:"]),
-    ...r.overhead.flatMap((o) =>
-      o.stagesP50Ms
-        ? [renderMarkdownRow([o.turns, o.stagesP50Ms.routeHop, o.stagesP50Ms.answerHop, o.stagesP50Ms.edge])]
-        : [],
+    renderMarkdownRow(["---:", "---:", "---:", "---:", "---:", "---:"]),
+    ...r.overhead.map((o) =>
+      renderMarkdownRow([o.turns, o.samples, o.p50Ms, o.p95Ms, o.p99Ms ?? "", o.meanMs]),
     ),
     "",
+    ...renderStages(r.overhead),
+    ...(r.httpFloorMs
+      ? [
+          `The \`http\` floor: \`GET /livez\` (no auth, no object, no NATS) spends p50 ${r.httpFloorMs.p50} ms, p95`,
+          `${r.httpFloorMs.p95} ms outside the Worker: \`wrangler dev\`'s local proxying and the HTTP exchange.`,
+          "",
+        ]
+      : []),
     `## Hop breakdown on the tiny model (${h.turns} routed turns, answers capped at 64 tokens)`,
     "",
     renderMarkdownRow(["hop", "p50 ms", "p95 ms"]),
@@ -92,4 +97,34 @@ export function renderEdgeReport(r: EdgeReport): string {
     "The Macaron-V1 report gives 32 % for route + summary on its Venti model.",
     "",
   ].join("\n");
+}
+
+/**
+ * Stage rows, one column per conversation length (p50 / p95 ms), from the edge's `server-timing` header. In
+ * workerd the clock advances only at I/O: a CPU-only stage (SQLite writes, views, encoding) reads 0 and its time
+ * shows in the next stage that waits on I/O.
+ */
+function renderStages(overhead: EdgeReport["overhead"]): string[] {
+  const rows = overhead.filter((o) => o.stagesMs);
+  const stages = Object.keys(rows[0]?.stagesMs ?? {});
+  if (stages.length === 0) return [];
+  return [
+    "Where it goes, per stage (p50 / p95 ms), from the `server-timing` header the edge sends (auth = D1 key",
+    "lookup, limiter = the tenant's limiter object, object = the conversation Durable Object; a hop's NATS time is",
+    "its edge time minus the node's own). In workerd the clock advances only at I/O: a stage that is pure CPU",
+    "(SQLite writes, views, encoding) reads 0 there and its time shows in the next stage that waits on I/O.",
+    "",
+    renderMarkdownRow(["stage", ...rows.map((o) => `${o.turns} turns`)]),
+    renderMarkdownRow(["---", ...rows.map(() => "---:")]),
+    ...stages.map((stage) =>
+      renderMarkdownRow([
+        stage,
+        ...rows.map((o) => {
+          const v = o.stagesMs?.[stage];
+          return v ? `${v.p50} / ${v.p95}` : "";
+        }),
+      ]),
+    ),
+    "",
+  ];
 }

@@ -9,7 +9,7 @@ import type { AppEnv } from "./app-deps.ts";
  * Runs after validation, so a rejected request never costs quota.
  */
 export async function admitTurn(c: Context<AppEnv>): Promise<RateLimitHeaders> {
-  const admission = await c.var.deps.limits(c.var.tenantId).admit();
+  const admission = await c.var.stages.time("limiter", () => c.var.deps.limits(c.var.tenantId).admit());
   if (admission.ok) return admission.headers;
   throw toRateLimitError(admission);
 }

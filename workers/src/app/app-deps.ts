@@ -10,6 +10,7 @@ import type { WebhookUrlPolicy } from "../webhooks/check-webhook-url.ts";
 import type { WebhookDeliveryLog } from "../webhooks/webhook-queue.ts";
 import type { WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
 import type { RequestTelemetry } from "./request-telemetry.ts";
+import type { StageClock } from "../lib/stage-timings.ts";
 
 /** Everything the HTTP layer needs, injected per request by the runtime adapter (Cloudflare in production). */
 export interface AppDeps {
@@ -45,5 +46,12 @@ export interface AppDeps {
 }
 
 export type AppEnv = {
-  Variables: { deps: AppDeps; tenantId: string; principal: Principal; requestId: string };
+  Variables: {
+    deps: AppDeps;
+    tenantId: string;
+    principal: Principal;
+    requestId: string;
+    /** The request's stage durations, sent back as its `server-timing` header. */
+    stages: StageClock;
+  };
 };

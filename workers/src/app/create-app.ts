@@ -41,7 +41,8 @@ export function createApp(
     // Inbound webhooks authenticate with their signature (inbound-hook-routes.ts).
     if (c.req.path.startsWith("/v1/admin/") || c.req.path.startsWith("/v1/hooks/")) return next();
     const token = readBearerToken(c.req.header("authorization"));
-    const principal = token === undefined ? undefined : await c.var.deps.authenticate(token);
+    const principal =
+      token === undefined ? undefined : await c.var.stages.time("auth", () => c.var.deps.authenticate(token));
     if (!principal) throw createUnauthorizedError();
     c.set("tenantId", principal.tenantId);
     c.set("principal", principal);

@@ -8,6 +8,7 @@ import {
 import { ApiError, toApiError } from "../api/errors/api-error.ts";
 import { injectTraceContext, readTraceId, startEdgeSpan } from "../../../schema/wire/client/trace-context.ts";
 import type { AppDeps, AppEnv } from "./app-deps.ts";
+import { StageClock, formatServerTiming } from "../lib/stage-timings.ts";
 import type { RequestLogLine, RequestTelemetry } from "./request-telemetry.ts";
 
 /** Debug logging only: how much of a request body a line keeps. */
@@ -40,8 +41,11 @@ export function observeRequests(
     const trace: HopTraceContext = { requestId, ...injectTraceContext(server.span) };
     c.set("requestId", requestId);
     c.set("deps", resolveDeps(c.env, { trace }));
+    const stages = new StageClock(Date.now);
+    c.set("stages", stages);
     await next();
     c.res.headers.set("x-request-id", requestId);
+    const handled = Date.now();
 
     const telemetry = c.var.deps.telemetry ?? CONSOLE_TELEMETRY;
     const line = await describeRequest(c, requestId, started, telemetry.debug);
@@ -56,6 +60,9 @@ export function observeRequests(
     } catch {
       // A log sink that fails must never turn a served request into an error.
     }
+    // A streamed response's header leaves before the turn ends: it holds the stages up to the first part.
+    const edge = { ...stages.timings, log: Date.now() - handled, edge: Date.now() - started };
+    c.res.headers.set("server-timing", formatServerTiming(edge));
     const after = telemetry.afterResponse?.();
     if (after) keepAlive(c, after);
   };

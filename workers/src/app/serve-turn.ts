@@ -8,6 +8,7 @@ import { describeEarlyEnd, describeTurnError } from "../api/sse/describe-stream-
 import type { StartTurnResult } from "../conversation/conversation-rpc.ts";
 import type { TurnRecord, TurnStreamPart } from "../conversation/turn-record.ts";
 import { readPartStream } from "../lib/create-part-stream.ts";
+import { OBJECT_STAGE_PREFIX, type StageClock } from "../lib/stage-timings.ts";
 
 /**
  * A refused turn (unknown conversation, previous response or item; idempotency conflict) as the error the client
@@ -71,10 +72,20 @@ export async function openTurnStream(
   };
 }
 
-/** Reads a whole turn (non-streaming requests); throws the turn's error as an ApiError. */
-export async function collectTurn(parts: AsyncIterable<TurnStreamPart>): Promise<TurnRecord> {
+/**
+ * Reads a whole turn (non-streaming requests); throws the turn's error as an ApiError. The object's stage
+ * durations, when it sent them, go to `stages` (as `object.<stage>`).
+ */
+export async function collectTurn(
+  parts: AsyncIterable<TurnStreamPart>,
+  stages?: StageClock,
+): Promise<TurnRecord> {
   for await (const part of parts) {
-    if (part.type === "turn-finish") return part.turn;
+    if (part.type === "turn-finish") {
+      for (const [stage, ms] of Object.entries(part.stages ?? {}))
+        stages?.add(`${OBJECT_STAGE_PREFIX}${stage}`, ms);
+      return part.turn;
+    }
     if (part.type === "turn-error") throw describeTurnError(part.error);
   }
   throw describeEarlyEnd();

@@ -29,6 +29,7 @@ import type { Env } from "./env.ts";
 import { ConversationWebhooks } from "./conversation-webhooks.ts";
 import { TurnTraces } from "./turn-traces.ts";
 import { ensureEdgeTracing } from "./edge-tracing.ts";
+import { StageClock } from "../lib/stage-timings.ts";
 
 /** A node that has not sent its `start` part by then is taken as hung; the hop goes to another node. */
 const DEFAULT_HOP_FIRST_PART_TIMEOUT_MS = 3_000;
@@ -234,7 +235,8 @@ export class ConversationObject
    * the client goes away (verified in workerd; an RPC-returned stream is not), and that cancels the answer hop.
    */
   override async fetch(request: Request): Promise<Response> {
-    const decoded = await decodeTurnRequest(request);
+    const stages = new StageClock(Date.now);
+    const decoded = await stages.time("decode", () => decodeTurnRequest(request));
     if (decoded.kind === "invalid") {
       return Response.json(
         { status: decoded.status, code: "invalid_turn_request", message: decoded.message },
@@ -255,6 +257,7 @@ export class ConversationObject
             this.#turns.startTurn(
               decoded.request,
               newTurnId(this.#store.readMeta()?.id ?? decoded.request.conversationId),
+              stages,
             )
           : startStatelessTurn({ ...this.#deps, newTurnId }, decoded.request);
     if (!result.ok) return Response.json(result.refusal, { status: result.refusal.status });

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lt, max } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, max, sql } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import {
@@ -107,7 +107,7 @@ export class DrizzleConversationStore implements ConversationStore {
     return this.#db
       .select()
       .from(timelineEvents)
-      .where(and(inArray(timelineEvents.type, [...types]), cursor))
+      .where(and(byType(types), cursor))
       .orderBy(order === "asc" ? asc(timelineEvents.seq) : desc(timelineEvents.seq))
       .limit(limit)
       .all()
@@ -158,6 +158,18 @@ export class DrizzleConversationStore implements ConversationStore {
     await this.#storage.deleteAll();
     this.#migrated = false;
   }
+}
+
+/**
+ * One type goes through the (type, seq) index: the latest event of a rare type is one seek, not a scan of the
+ * timeline. Several types walk seq instead (the unary `+` keeps SQLite off the index): an index per type would
+ * have SQLite gather and sort every event of those types to find the latest few.
+ */
+function byType(types: readonly TimelineEvent["type"][]) {
+  const [only] = types;
+  return types.length === 1 && only !== undefined
+    ? eq(timelineEvents.type, only)
+    : inArray(sql`+${timelineEvents.type}`, [...types]);
 }
 
 function toStored(row: typeof timelineEvents.$inferSelect): StoredTimelineEvent {

@@ -1,6 +1,7 @@
 import { createApp } from "../app/create-app.ts";
 import type { AppDeps } from "../app/app-deps.ts";
 import { authenticateApiKey } from "../tenancy/authenticate-api-key.ts";
+import { KeyLookupCache, cacheKeyLookups } from "../tenancy/cache-key-lookups.ts";
 import { createConversationHandle } from "./conversation-handle.ts";
 import { createD1ConversationIndex } from "./d1-conversation-index.ts";
 import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
@@ -23,9 +24,12 @@ export { FleetObject } from "./fleet-object.ts";
 export { TenantLimiterObject } from "./tenant-limiter-object.ts";
 export { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
 
+/** The isolate's key lookups: requests served here share them (see cache-key-lookups.ts). */
+const keyLookups = new KeyLookupCache(() => Date.now());
+
 function resolveDeps(env: unknown, request: { trace: HopTraceContext }): AppDeps {
   const bindings = env as Env;
-  const tenantStore = createD1TenantStore(bindings.DB);
+  const tenantStore = cacheKeyLookups(createD1TenantStore(bindings.DB), keyLookups);
   return {
     // A conversation's object is named under its tenant: another tenant's key can never reach it.
     conversations: (tenantId, conversationId) =>

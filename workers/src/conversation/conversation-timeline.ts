@@ -13,6 +13,11 @@ import type { Timeline } from "./timeline.ts";
 
 /** Events read per page when views must be rebuilt (first load, or a new harness document). */
 const REBUILD_PAGE_EVENTS = 500;
+/**
+ * The stored views are a cache of the timeline: written once this many events have landed since the last write,
+ * not on every append (each write is the whole views state), so a load catches up on at most this many events.
+ */
+const SNAPSHOT_EVERY_EVENTS = 16;
 
 /**
  * The timeline plus its per-adapter views, kept in step: every append updates the views incrementally and
@@ -26,6 +31,8 @@ export class ConversationTimeline implements Timeline {
   readonly #harnessHash: string;
   #views: ConversationViews;
   #throughSeq: number;
+  /** `throughSeq` of the stored views. */
+  #snapshotSeq: number;
 
   constructor(store: ConversationStore, harness: HarnessDocument, harnessHash: string) {
     this.#store = store;
@@ -41,6 +48,7 @@ export class ConversationTimeline implements Timeline {
       this.#views = createConversationViews(harness);
       this.#throughSeq = 0;
     }
+    this.#snapshotSeq = this.#throughSeq;
     this.#catchUp();
   }
 
@@ -49,11 +57,7 @@ export class ConversationTimeline implements Timeline {
     const stored = this.#store.append(events);
     for (const event of stored) this.#views = applyEventToViews(this.#views, event, this.#harness);
     this.#throughSeq = stored.at(-1)?.seq ?? this.#throughSeq;
-    this.#store.writeViewSnapshot({
-      throughSeq: this.#throughSeq,
-      harnessHash: this.#harnessHash,
-      state: this.#views,
-    });
+    this.#saveViews();
     return stored;
   }
 
@@ -110,21 +114,23 @@ export class ConversationTimeline implements Timeline {
   }
 
   #catchUp(): void {
-    let changed = false;
     for (;;) {
       const page = this.#store.readEventsAfter(this.#throughSeq, REBUILD_PAGE_EVENTS);
       for (const event of page) this.#views = applyEventToViews(this.#views, event, this.#harness);
       if (page.length === 0) break;
       this.#throughSeq = page.at(-1)?.seq ?? this.#throughSeq;
-      changed = true;
     }
-    if (changed) {
-      this.#store.writeViewSnapshot({
-        throughSeq: this.#throughSeq,
-        harnessHash: this.#harnessHash,
-        state: this.#views,
-      });
-    }
+    this.#saveViews();
+  }
+
+  #saveViews(): void {
+    if (this.#throughSeq - this.#snapshotSeq < SNAPSHOT_EVERY_EVENTS) return;
+    this.#store.writeViewSnapshot({
+      throughSeq: this.#throughSeq,
+      harnessHash: this.#harnessHash,
+      state: this.#views,
+    });
+    this.#snapshotSeq = this.#throughSeq;
   }
 }
 

@@ -19,6 +19,7 @@ import {
   type TurnOutbox,
 } from "./turn-loop.ts";
 import type { TurnStreamPart } from "./turn-record.ts";
+import { StageClock } from "../lib/stage-timings.ts";
 
 /** Finished turns whose parts stay in memory for stream resume, besides the running one. */
 const KEPT_BROADCASTS = 8;
@@ -52,7 +53,9 @@ export class ConversationTurns {
    * client went away: that one runs anew. The key is taken before anything awaits, so two requests with one key
    * cannot both start a turn.
    */
-  startTurn(request: StartTurnRequest, turnId?: string): StartTurnResult {
+  startTurn(request: StartTurnRequest, turnId?: string, clock?: StageClock): StartTurnResult {
+    const stages = clock ?? new StageClock(this.#deps.now);
+    const startedAt = this.#deps.now();
     const { store } = this.#deps;
     const meta = store.readMeta();
     if (!meta)
@@ -106,16 +109,22 @@ export class ConversationTurns {
         answered();
       },
     };
+    const queuedAt = this.#deps.now();
+    stages.add("start", queuedAt - startedAt);
     // The queue holds the turn until `release` (the answer is stored), not through its summary.
     void this.#queue.run(
       () =>
         new Promise<void>((release) => {
           void (async () => {
             try {
+              stages.add("queue", this.#deps.now() - queuedAt);
               // The harness follows what the fleet serves (chat format, context); a new one rebuilds the views.
-              const deps = await resolveTurnDeps(this.#deps);
+              const deps = await stages.time("harness", () => resolveTurnDeps(this.#deps));
               const { harnessHash } = deps;
-              const timeline = new ConversationTimeline(store, deps.harness, harnessHash);
+              const timeline = stages.timeSync(
+                "viewsLoad",
+                () => new ConversationTimeline(store, deps.harness, harnessHash),
+              );
               await runTurnLoop(deps, {
                 ...request,
                 tenantId: meta.tenantId,
@@ -129,6 +138,7 @@ export class ConversationTurns {
                 cancel: cancel.signal,
                 summaries: this.#summaries,
                 release,
+                stages,
               });
             } finally {
               this.#cancels.delete(id);

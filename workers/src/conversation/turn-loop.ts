@@ -49,6 +49,7 @@ import type { SummarySchedule } from "./summary-schedule.ts";
 import { decideRoute, runAnswerHop, summarizeTurn, type AnswerProgress, type HopDeps } from "./turn-hops.ts";
 import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
 import { validateGenuiAnswer, type GenuiAnswerDeps } from "./validate-genui-answer.ts";
+import { StageClock } from "../lib/stage-timings.ts";
 
 export interface TurnLoopDeps extends HopDeps {
   /** The harness document's hash, recorded on each user message (computing it may be asynchronous). */
@@ -102,6 +103,8 @@ export interface TurnJob {
   summaries?: SummarySchedule;
   /** Lets the next turn of the conversation start: called once the answer is stored and its event emitted. */
   release?: () => void;
+  /** Where the turn's stage durations go (sent with `turn-finish`); a fresh clock when absent. */
+  stages?: StageClock;
 }
 
 /** Where a turn's parts go: the client's stream (whose cancel is `signal`), and any attached readers. */
@@ -157,7 +160,11 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
   const { timeline, turnId, client, conversationId, placementKey } = job;
   const signal = job.cancel ? AbortSignal.any([client.signal, job.cancel]) : client.signal;
   const { harness } = deps;
-  const record = () => buildTurnRecord(conversationId, timeline.readTurn(turnId));
+  const stages = job.stages ?? new StageClock(deps.now);
+  const record = () =>
+    stages.timeSync("record", () => buildTurnRecord(conversationId, timeline.readTurn(turnId)));
+  const append = (...events: Parameters<Timeline["append"]>) =>
+    stages.timeSync("timeline", () => timeline.append(...events));
   let partial: PartialAnswer | undefined;
   let reported = false;
   try {
@@ -181,44 +188,53 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       } satisfies TimelineEventOf<"user_message">,
       ...toolsEvent,
     ];
-    const routed = await decideRoute(deps, {
-      conversationId,
-      placementKey,
-      turnId,
-      tenantId: job.tenantId,
+    const routeQuestion = stages.timeSync("views", () => ({
       prompt: timeline.routePrompt(incoming),
-      ...forced,
       previousLabel: timeline.lastAnsweredLabel(),
       lastNodeId: timeline.lastNodeFor(harness.router.adapter),
-    });
-    const summaryWaitMs = job.summaries && (await waitForSummary(deps, job.summaries, routed.label));
-    const decision = summaryWaitMs === undefined ? routed : { ...routed, summaryWaitMs };
-    timeline.append(...incoming);
-    job.summaries?.clear();
-    timeline.append(decision);
-    client.push({ type: "turn-start", turn: record() });
-
-    const { label } = decision;
-    const prompt = timeline.answerPrompt(label);
-    const progress: AnswerProgress = { nodeStarted: false, streamedChars: 0 };
-    let answered = false;
-    try {
-      const answer = await runAnswerHop(deps, {
+    }));
+    const routed = await stages.time("route", () =>
+      decideRoute(deps, {
         conversationId,
         placementKey,
         turnId,
         tenantId: job.tenantId,
-        label,
-        prompt,
-        sampling: job.sampling,
-        lastNodeId: timeline.lastNodeFor(harness.specialists[label]?.adapter ?? label),
-        signal,
-        progress,
-        onDelta: (delta) => client.push({ type: "text-delta", delta }),
-        constraint: job.constraint,
-        onToolCallDelta: (part) => client.push({ type: "tool-call-delta", ...part }),
-      });
-      timeline.append(answer);
+        ...forced,
+        ...routeQuestion,
+      }),
+    );
+    const { summaries } = job;
+    const summaryWaitMs =
+      summaries && (await stages.time("summaryWait", () => waitForSummary(deps, summaries, routed.label)));
+    const decision = summaryWaitMs === undefined ? routed : { ...routed, summaryWaitMs };
+    append(...incoming);
+    job.summaries?.clear();
+    append(decision);
+    client.push({ type: "turn-start", turn: record() });
+
+    const { label } = decision;
+    const prompt = stages.timeSync("views", () => timeline.answerPrompt(label));
+    const progress: AnswerProgress = { nodeStarted: false, streamedChars: 0 };
+    let answered = false;
+    try {
+      const answer = await stages.time("answer", () =>
+        runAnswerHop(deps, {
+          conversationId,
+          placementKey,
+          turnId,
+          tenantId: job.tenantId,
+          label,
+          prompt,
+          sampling: job.sampling,
+          lastNodeId: timeline.lastNodeFor(harness.specialists[label]?.adapter ?? label),
+          signal,
+          progress,
+          onDelta: (delta) => client.push({ type: "text-delta", delta }),
+          constraint: job.constraint,
+          onToolCallDelta: (part) => client.push({ type: "tool-call-delta", ...part }),
+        }),
+      );
+      append(answer);
       answered = true;
       const genui = await validateGenuiAnswer(deps.genui, {
         turnId,
@@ -227,8 +243,9 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
         text: answer.text,
         apiOrigin: job.apiOrigin,
       });
-      if (genui) timeline.append(genui);
-      client.push({ type: "turn-finish", turn: record() });
+      if (genui) append(genui);
+      const turn = record();
+      client.push({ type: "turn-finish", turn, stages: stages.timings });
     } catch (error) {
       partial = { ...progress, promptChars: prompt.length };
       if (signal.aborted) {

@@ -1,6 +1,7 @@
 import type { TurnMol } from "../../../schema/api/mol.ts";
 import type { ToolCall, WireErrorCode } from "../../../schema/wire/v1/index.ts";
 import type { ResponseEcho, ToolResult } from "../../../schema/db/timeline-event.ts";
+import type { StageTimings } from "../lib/stage-timings.ts";
 
 /** The MoL facts of one turn: the extra `mol` object on responses and assistant items (schema/api/mol.ts). */
 export type { TurnMol };
@@ -38,7 +39,8 @@ export type TurnStreamPart =
   | { type: "text-delta"; delta: string }
   /** A slice of call `index`'s arguments; `id` and `name` repeat on each. */
   | { type: "tool-call-delta"; index: number; id: string; name: string; argumentsDelta: string }
-  | { type: "turn-finish"; turn: TurnRecord }
+  /** `stages`: where the object's time went (stage-timings.ts), for the `server-timing` header; live only. */
+  | { type: "turn-finish"; turn: TurnRecord; stages?: StageTimings }
   | {
       type: "turn-error";
       turn: TurnRecord;

@@ -28,7 +28,7 @@ export async function authenticateApiKey(
   const isDevKey =
     options.devApiKey !== undefined &&
     options.devApiKey !== "" &&
-    timingSafeEqualText(secretHash, await sha256Hex(options.devApiKey));
+    timingSafeEqualText(secretHash, await hashDevKey(options.devApiKey));
   // Only issued keys and the dev key are ever stored: anything else is refused without a read.
   if (!isDevKey && parseApiKey(apiKey) === undefined) return undefined;
   const prefix = readLookupPrefix(apiKey, secretHash);
@@ -43,6 +43,14 @@ export async function authenticateApiKey(
   if (!isApiKeyActive(found.key, Math.floor(options.now / 1000))) return undefined;
   if (found.tenantStatus !== "active") return undefined;
   return { tenantId: found.key.tenantId, keyId: found.key.id, scopes: found.key.scopes };
+}
+
+/** The dev key's digest, kept for the isolate: the key is a deployment var, the same on every request. */
+let devKeyDigest: { key: string; digest: Promise<string> } | undefined;
+
+function hashDevKey(devApiKey: string): Promise<string> {
+  if (devKeyDigest?.key !== devApiKey) devKeyDigest = { key: devApiKey, digest: sha256Hex(devApiKey) };
+  return devKeyDigest.digest;
 }
 
 /**

@@ -104,7 +104,9 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
         ? { idempotency: { key: idempotencyKey, requestHash: await hashRequestBody(body) } }
         : {}),
     };
+    const { stages } = c.var;
     try {
+      const objectStarted = c.var.deps.now();
       const target = await openTarget(c, named, chained?.conversationId, idempotencyKey);
       const started = await startOrFork(c, target, request, body.background === true, idempotencyKey);
       if (!started.ok) throw toRefusalError(started.result, started.conversationId, previous);
@@ -116,7 +118,9 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
         return new Response(createResponsesEventStream(parts, { keepAliveMs: 15_000 }), {
           headers: { ...SSE_HEADERS, ...limitHeaders },
         });
-      return c.json(formatResponseObject(await collectTurn(parts)), 200, limitHeaders);
+      const turn = await collectTurn(parts, stages);
+      stages.add("object", c.var.deps.now() - objectStarted);
+      return stages.timeSync("encode", () => c.json(formatResponseObject(turn), 200, limitHeaders));
     } catch (error) {
       if (error instanceof ApiError && error.status < 500) await c.var.deps.limits(c.var.tenantId).refund();
       throw error;

@@ -1,0 +1,1 @@
+CREATE INDEX `timeline_event_type` ON `timeline_event` (`type`,`seq`);
