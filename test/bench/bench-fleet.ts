@@ -32,7 +32,7 @@ const KEY = "sk-bench-fleet";
 /** Which runs: `tiny` (generated model, short turns) and `smollm2` (long conversations). */
 const RUNS = (process.env.MOL_BENCH_FLEET_RUNS ?? "tiny,smollm2").split(",").map((r) => r.trim());
 const SMOL_NODES = Number(process.env.MOL_BENCH_SMOL_NODES ?? 3);
-const SMOL_CONVERSATIONS = Number(process.env.MOL_BENCH_SMOL_CONVERSATIONS ?? 3);
+const SMOL_CONVERSATIONS = Number(process.env.MOL_BENCH_SMOL_CONVERSATIONS ?? 6);
 const SMOL_TURNS = Number(process.env.MOL_BENCH_SMOL_TURNS ?? 4);
 const SMOL_CONCURRENCY = Number(process.env.MOL_BENCH_SMOL_CONCURRENCY ?? 3);
 /** Bytes of each SmolLM2 user message: under a quarter of the view budget (the limit), ~500 tokens. */
@@ -198,54 +198,61 @@ function smollm2Run(modelPath: string): FleetRun {
 
 const smollm2Path = findSmollm2Model();
 const smollm2 = RUNS.includes("smollm2") && smollm2Path ? smollm2Run(smollm2Path) : undefined;
-// The long run first: it is the one the placement targets are about.
+// The long run first: it is the one the placement targets are about. The report is written after each run,
+// so a later run's failure does not lose an earlier one's figures.
 const smollm2Results = smollm2
   ? [await runMode(smollm2, "affinity"), await runMode(smollm2, "queue-group")]
   : undefined;
+await writeReport([]);
 const results = RUNS.includes("tiny")
   ? [await runMode(tinyRun, "affinity"), await runMode(tinyRun, "queue-group")]
   : [];
-const report = {
-  command: describeBenchCommand("bench:fleet", [
-    "MOL_BENCH_NODES",
-    "MOL_BENCH_CONVERSATIONS",
-    "MOL_BENCH_TURNS",
-    "MOL_BENCH_CONCURRENCY",
-    "MOL_BENCH_FLEET_RUNS",
-    "MOL_BENCH_SMOL_NODES",
-    "MOL_BENCH_SMOL_CONVERSATIONS",
-    "MOL_BENCH_SMOL_TURNS",
-    "MOL_BENCH_SMOL_CONCURRENCY",
-    "MOL_BENCH_SMOL_MESSAGE_BYTES",
-  ]),
-  machine: collectMachineFacts(),
-  settings: {
-    nodes: NODES,
-    conversations: CONVERSATIONS,
-    turns: TURNS,
-    concurrency: CONCURRENCY,
-    model: "generated tiny llama",
-  },
-  results,
-  ...(smollm2 && smollm2Results
-    ? {
-        smollm2: {
-          settings: {
-            nodes: smollm2.nodes,
-            conversations: smollm2.conversations,
-            turns: smollm2.turns,
-            concurrency: smollm2.concurrency,
-            messageBytes: SMOL_MESSAGE_BYTES,
-            contextSize: SMOL_CONTEXT,
-            slotsPerAdapter: 2,
-            maxOutputTokens: 8,
-            model: "SmolLM2-135M-Instruct Q4_1, bare base for every adapter",
+process.stdout.write(await writeReport(results));
+
+async function writeReport(results: FleetModeResult[]): Promise<string> {
+  const report = {
+    command: describeBenchCommand("bench:fleet", [
+      "MOL_BENCH_NODES",
+      "MOL_BENCH_CONVERSATIONS",
+      "MOL_BENCH_TURNS",
+      "MOL_BENCH_CONCURRENCY",
+      "MOL_BENCH_FLEET_RUNS",
+      "MOL_BENCH_SMOL_NODES",
+      "MOL_BENCH_SMOL_CONVERSATIONS",
+      "MOL_BENCH_SMOL_TURNS",
+      "MOL_BENCH_SMOL_CONCURRENCY",
+      "MOL_BENCH_SMOL_MESSAGE_BYTES",
+    ]),
+    machine: collectMachineFacts(),
+    settings: {
+      nodes: NODES,
+      conversations: CONVERSATIONS,
+      turns: TURNS,
+      concurrency: CONCURRENCY,
+      model: "generated tiny llama",
+    },
+    results,
+    ...(smollm2 && smollm2Results
+      ? {
+          smollm2: {
+            settings: {
+              nodes: smollm2.nodes,
+              conversations: smollm2.conversations,
+              turns: smollm2.turns,
+              concurrency: smollm2.concurrency,
+              messageBytes: SMOL_MESSAGE_BYTES,
+              contextSize: SMOL_CONTEXT,
+              slotsPerAdapter: 2,
+              maxOutputTokens: 8,
+              model: "SmolLM2-135M-Instruct Q4_1, bare base for every adapter",
+            },
+            results: smollm2Results,
           },
-          results: smollm2Results,
-        },
-      }
-    : {}),
-};
-await writeFile(join(OUT_DIR, "fleet.json"), `${JSON.stringify(report, null, 2)}\n`);
-await writeFile(join(OUT_DIR, "fleet.md"), renderFleetReport(report));
-process.stdout.write(renderFleetReport(report));
+        }
+      : {}),
+  };
+  const markdown = renderFleetReport(report);
+  await writeFile(join(OUT_DIR, "fleet.json"), `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(join(OUT_DIR, "fleet.md"), markdown);
+  return markdown;
+}
