@@ -39,6 +39,11 @@ const SMOL_CONCURRENCY = Number(process.env.MOL_BENCH_SMOL_CONCURRENCY ?? 3);
 const SMOL_MESSAGE_BYTES = Number(process.env.MOL_BENCH_SMOL_MESSAGE_BYTES ?? 2_000);
 /** Enough for four such messages and the system prompt in one view, uncompacted (view bytes ≤ tokens). */
 const SMOL_CONTEXT = 10_240;
+/**
+ * `mol:<label>` pins every SmolLM2 turn to one specialist: a specialist's view shows its own turns whole and the
+ * others' as summaries, so only a pinned conversation grows its view to all four messages (no route hop then).
+ */
+const SMOL_MODEL = process.env.MOL_BENCH_SMOL_MODEL;
 
 const models = await ensureTestModels({ outDir: TEST_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH });
 const modelEnv = {
@@ -56,6 +61,7 @@ interface FleetRun {
   edgeVars?: Record<string, string>;
   inputFor?: (conversation: number, turn: number) => string;
   maxOutputTokens?: number;
+  model?: string | undefined;
 }
 
 async function runMode(run: FleetRun, mode: "affinity" | "queue-group"): Promise<FleetModeResult> {
@@ -82,6 +88,7 @@ async function runMode(run: FleetRun, mode: "affinity" | "queue-group"): Promise
       concurrency: run.concurrency,
       ...(run.inputFor ? { inputFor: run.inputFor } : {}),
       ...(run.maxOutputTokens ? { maxOutputTokens: run.maxOutputTokens } : {}),
+      ...(run.model ? { model: run.model } : {}),
       onConversationDone: (done) =>
         reportBenchProgress(`${run.name} ${mode} (conversations)`, done, run.conversations),
     });
@@ -193,6 +200,7 @@ function smollm2Run(modelPath: string): FleetRun {
     },
     inputFor: longMessage,
     maxOutputTokens: 8,
+    model: SMOL_MODEL,
   };
 }
 
@@ -222,6 +230,7 @@ async function writeReport(results: FleetModeResult[]): Promise<string> {
       "MOL_BENCH_SMOL_TURNS",
       "MOL_BENCH_SMOL_CONCURRENCY",
       "MOL_BENCH_SMOL_MESSAGE_BYTES",
+      "MOL_BENCH_SMOL_MODEL",
     ]),
     machine: collectMachineFacts(),
     settings: {
@@ -244,6 +253,7 @@ async function writeReport(results: FleetModeResult[]): Promise<string> {
               contextSize: SMOL_CONTEXT,
               slotsPerAdapter: 2,
               maxOutputTokens: 8,
+              requestModel: SMOL_MODEL ?? "mol (routed)",
               model: "SmolLM2-135M-Instruct Q4_1, bare base for every adapter",
             },
             results: smollm2Results,

@@ -43,6 +43,8 @@ export async function measureFleetRun(o: {
   inputFor?: (conversation: number, turn: number) => string;
   /** Default 32. */
   maxOutputTokens?: number;
+  /** `mol:<label>` pins every turn to one specialist; default: routed. */
+  model?: string;
   onConversationDone?: (done: number) => void;
 }): Promise<HopSample[]> {
   const headers = { authorization: `Bearer ${o.apiKey}`, "content-type": "application/json" };
@@ -90,6 +92,7 @@ export async function measureFleetRun(o: {
         conversation: id,
         input: o.inputFor?.(index, turn) ?? `${topic} (${index}.${turn})`,
         max_output_tokens: o.maxOutputTokens ?? 32,
+        ...(o.model ? { model: o.model } : {}),
       });
       record("route", id, "l0", mol.nodes.route, mol.usage.route, turn);
       const ttft = (mol.timings.routeMs ?? 0) + (mol.timings.answerFirstTokenMs ?? 0);
