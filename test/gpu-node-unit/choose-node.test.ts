@@ -272,4 +272,16 @@ describe("chooseNode: time to first token", () => {
     expect(estimateFirstTokenMs(node("c"), 500)).toBe(1_000); // no `load`: the defaults, 500 tokens/s
     expect(DEFAULT_NODE_LOAD.prefillTokensPerSecond).toBe(500);
   });
+
+  it("ranks a node that has not timed a prefill yet as fast as its fastest peer, so it gets hops", () => {
+    const measured = ["a", "b", "c"].map((id) =>
+      withLoad(node(id), { prefillTokensPerSecond: 8_000 + id.charCodeAt(0), hopMs: 300 }),
+    );
+    const nodes = [...measured, node("late")];
+    const served = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      served.add(chooseNode({ nodes, adapter: "chat", conversationId: `new-${i}` }).nodeId as string);
+    }
+    expect(served.has("late")).toBe(true);
+  });
 });

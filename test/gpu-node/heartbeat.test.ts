@@ -67,13 +67,13 @@ describe("node heartbeat in JetStream KV", () => {
   });
 
   it("reports its prefill rate and hop time once it prefilled a view", async () => {
-    const before = (await readStatus())?.load;
-    expect(before?.prefillTokensPerSecond).toBeGreaterThan(0);
+    // Only short views so far: nothing timed, so no rate is claimed.
+    expect((await readStatus())?.load).toBeUndefined();
     const view = `user: ${"tell me about the weather in the hills today. ".repeat(12)}\nassistant:`;
     await collectAnswer(t.client, answerInput("rate-conv", "chat", view));
     await expect
       .poll(async () => (await readStatus())?.load?.prefillTokensPerSecond, { timeout: 3_000 })
-      .not.toBe(before?.prefillTokensPerSecond);
+      .toBeGreaterThan(0);
     expect((await readStatus())?.load?.hopMs).toBeGreaterThan(0);
   });
 

@@ -1,7 +1,5 @@
 import type { NodeLoad } from "../../../schema/wire/v1/index.ts";
 
-/** Assumed until the node has timed a prefill: a small model on a few CPU threads. */
-export const INITIAL_PREFILL_TOKENS_PER_SECOND = 500;
 /** Prefills shorter than this are mostly per-call overhead and would understate the rate. */
 const MIN_TIMED_PREFILL_TOKENS = 32;
 /** Weight of the newest prefill in the running mean. */
@@ -13,16 +11,20 @@ const PREFILL_RATE_SMOOTHING = 0.2;
  * is scaled by the hops in flight when it ran: the figure is the engine's, not one hop's share.
  */
 export class NodeLoadMeter {
-  #prefillTokensPerSecond = INITIAL_PREFILL_TOKENS_PER_SECOND;
+  /** Undefined until the node timed a prefill: an assumed rate would rank a fresh node against measured ones. */
+  #prefillTokensPerSecond: number | undefined;
 
   /** One hop's prefill: `evaluatedTokens` in `prefillMs`, while `sharing` hops (itself included) were in flight. */
   recordPrefill(evaluatedTokens: number, prefillMs: number, sharing: number): void {
     if (evaluatedTokens < MIN_TIMED_PREFILL_TOKENS || prefillMs <= 0) return;
     const rate = ((evaluatedTokens * 1000) / prefillMs) * Math.max(1, sharing);
-    this.#prefillTokensPerSecond += PREFILL_RATE_SMOOTHING * (rate - this.#prefillTokensPerSecond);
+    const previous = this.#prefillTokensPerSecond ?? rate;
+    this.#prefillTokensPerSecond = previous + PREFILL_RATE_SMOOTHING * (rate - previous);
   }
 
-  describe(hopMs: number): NodeLoad {
+  /** The heartbeat's `load`; none before the first timed prefill (the edge then assumes the fleet's best). */
+  describe(hopMs: number): NodeLoad | undefined {
+    if (this.#prefillTokensPerSecond === undefined) return undefined;
     return {
       prefillTokensPerSecond: Math.max(0.1, Math.round(this.#prefillTokensPerSecond * 10) / 10),
       hopMs: Math.round(hopMs),

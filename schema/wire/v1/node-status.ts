@@ -70,7 +70,10 @@ export const nodeStatusSchema = z.object({
   maxConcurrent: z.int().positive(),
   /** Hops waiting: in the node's fair queue, or admitted but waiting for their (conversation, adapter) slot. */
   queueDepth: z.int().nonnegative(),
-  /** Absent from nodes of earlier builds: the edge then assumes the same default figures for every node. */
+  /**
+   * Absent from nodes of earlier builds and before a node's first timed prefill: the edge then assumes the best
+   * figures of the nodes that report theirs, so a fresh node gets the hops it needs to measure.
+   */
   load: nodeLoadSchema.optional(),
   startedAt: z.int().nonnegative(),
   /** Node clock, unix ms; informative only: liveness comes from the bucket's TTL. */

@@ -46,7 +46,7 @@ export interface PlacementQuestion {
 export const TYPICAL_PROMPT_TOKENS = 1024;
 /** What a warm node is assumed to lack of the prompt when the caller does not say: the newest turn. */
 export const TYPICAL_NEW_TOKENS = 64;
-/** Load figures for a node whose heartbeat carries none (an earlier build). */
+/** Load figures when no node of the fleet reports any (earlier builds, or none has timed a prefill yet). */
 export const DEFAULT_NODE_LOAD: NodeLoad = { prefillTokensPerSecond: 500, hopMs: 1_000 };
 /**
  * Estimates this close to the best count as equal. Heartbeats are a few hundred ms old and rates are running
@@ -100,17 +100,36 @@ export function estimateFor(node: NodeStatus, isWarm: boolean, q: PlacementQuest
   const prompt = Math.max(1, q.promptTokens ?? TYPICAL_PROMPT_TOKENS);
   // The last prompt token is always evaluated, whatever the cache holds.
   const held = Math.min(prompt - 1, Math.max(0, q.warmTokens ?? prompt - TYPICAL_NEW_TOKENS));
-  return estimateFirstTokenMs(node, isWarm ? prompt - held : prompt, q.recentHops?.get(node.nodeId) ?? 0);
+  const uncached = isWarm ? prompt - held : prompt;
+  return estimateFirstTokenMs(node, uncached, q.recentHops?.get(node.nodeId) ?? 0, assumedLoad(q.nodes));
+}
+
+/**
+ * What a node without `load` is assumed to do: the best rate and hop time its peers report. A fresh node ranked
+ * on a pessimistic guess would never get the hop that measures it; an optimistic one gets hops until it has.
+ */
+export function assumedLoad(nodes: readonly NodeStatus[]): NodeLoad {
+  const loads = nodes.flatMap((n) => (n.load ? [n.load] : []));
+  if (loads.length === 0) return DEFAULT_NODE_LOAD;
+  return {
+    prefillTokensPerSecond: Math.max(...loads.map((l) => l.prefillTokensPerSecond)),
+    hopMs: Math.min(...loads.map((l) => l.hopMs)),
+  };
 }
 
 /**
  * Time to first token of a hop that must evaluate `uncachedTokens` on `node`, ms: the wait for admission behind
  * the hops already queued there, then its prefill at the node's rate, shared with the hops running beside it (on
  * one CPU or GPU, k other sequences leave a new one about 1/(k+1) of the engine). `recentHops` are hops placed
- * there since its heartbeat, counted as waiting like the ones it reports.
+ * there since its heartbeat, counted as waiting like the ones it reports; `fallback` stands in for a missing `load`.
  */
-export function estimateFirstTokenMs(node: NodeStatus, uncachedTokens: number, recentHops = 0): number {
-  const load = node.load ?? DEFAULT_NODE_LOAD;
+export function estimateFirstTokenMs(
+  node: NodeStatus,
+  uncachedTokens: number,
+  recentHops = 0,
+  fallback: NodeLoad = DEFAULT_NODE_LOAD,
+): number {
+  const load = node.load ?? fallback;
   const ahead = node.inFlight + node.queueDepth + recentHops;
   const queued = Math.max(0, ahead - node.maxConcurrent + 1);
   const admissionMs = (queued / node.maxConcurrent) * load.hopMs;
