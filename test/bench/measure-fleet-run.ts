@@ -11,6 +11,8 @@ export interface HopSample {
    */
   idealCachedTokens?: number;
   ttftMs?: number;
+  /** The turn's index in its conversation, from 0. */
+  turn: number;
 }
 
 type Usage = { promptTokens: number; cachedPromptTokens: number; completionTokens: number };
@@ -37,6 +39,12 @@ export async function measureFleetRun(o: {
   conversations: number;
   turns: number;
   concurrency: number;
+  /** The user message of a turn; default: a short topic line. */
+  inputFor?: (conversation: number, turn: number) => string;
+  /** Default 32. */
+  maxOutputTokens?: number;
+  /** `mol:<label>` pins every turn to one specialist; default: routed. */
+  model?: string;
   onConversationDone?: (done: number) => void;
 }): Promise<HopSample[]> {
   const headers = { authorization: `Bearer ${o.apiKey}`, "content-type": "application/json" };
@@ -57,6 +65,7 @@ export async function measureFleetRun(o: {
     adapter: string,
     nodeId: string | undefined,
     usage: Usage | undefined,
+    turn: number,
     ttftMs?: number,
   ) => {
     if (!usage || !nodeId) return;
@@ -68,6 +77,7 @@ export async function measureFleetRun(o: {
       conversation,
       adapter,
       nodeId,
+      turn,
       promptTokens: usage.promptTokens,
       cachedTokens: usage.cachedPromptTokens,
       ...(before === undefined ? {} : { idealCachedTokens: Math.min(before, usage.promptTokens - 1) }),
@@ -80,12 +90,13 @@ export async function measureFleetRun(o: {
       const topic = TOPICS[(index + turn) % TOPICS.length] as string;
       const { mol } = await post("/v1/responses", {
         conversation: id,
-        input: `${topic} (${index}.${turn})`,
-        max_output_tokens: 32,
+        input: o.inputFor?.(index, turn) ?? `${topic} (${index}.${turn})`,
+        max_output_tokens: o.maxOutputTokens ?? 32,
+        ...(o.model ? { model: o.model } : {}),
       });
-      record("route", id, "l0", mol.nodes.route, mol.usage.route);
+      record("route", id, "l0", mol.nodes.route, mol.usage.route, turn);
       const ttft = (mol.timings.routeMs ?? 0) + (mol.timings.answerFirstTokenMs ?? 0);
-      record("answer", id, mol.label, mol.nodes.answer, mol.usage.answer, ttft);
+      record("answer", id, mol.label, mol.nodes.answer, mol.usage.answer, turn, ttft);
     }
   };
   let next = 0;

@@ -9,6 +9,9 @@ export interface FleetModeResult {
   shareOfIdeal: number;
   ttftP50Ms: number;
   ttftP95Ms: number;
+  /** The last turn's answers: where the conversation is longest (absent in reports of earlier builds). */
+  lastTurnTtftP50Ms?: number;
+  lastTurnPromptTokensP50?: number;
   hopsPerNode: Record<string, number>;
   maxMinLoad: number;
 }
@@ -18,6 +21,8 @@ export interface FleetReport {
   machine: Record<string, string | number>;
   settings: Record<string, string | number>;
   results: FleetModeResult[];
+  /** The same comparison on SmolLM2 conversations that grow to about 2,000 tokens. */
+  smollm2?: { settings: Record<string, string | number>; results: FleetModeResult[] };
 }
 
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
@@ -31,8 +36,40 @@ export function renderFleetReport(r: FleetReport): string {
     `Settings: ${renderFacts(r.settings)}.`,
     "",
     "Route and answer hops of every turn; token ratios over the hops whose (conversation, adapter) ran before. Ideal =",
-    "the previous hop of the same pair reused whole (its prompt and its output).",
+    "the previous hop of the same pair reused whole (its prompt and its output). TTFT = route hop + answer's first",
+    "token, as the edge timed them.",
     "",
+    ...renderModeTable(r.results),
+    "",
+    "Target: affinity ≥ 90 % of the ideal with max/min load ≤ 1.3; a random queue group gives about 1/N of the ideal.",
+    "",
+    ...(r.smollm2 ? renderSmollm2Section(r.smollm2) : []),
+  ].join("\n");
+}
+
+function renderSmollm2Section(s: NonNullable<FleetReport["smollm2"]>): string[] {
+  const [affinity, random] = [
+    s.results.find((m) => m.mode === "affinity"),
+    s.results.find((m) => m.mode === "queue-group"),
+  ];
+  const ratio = (a?: number, b?: number) => (a !== undefined && b ? `${(a / b).toFixed(2)}×` : "n/a");
+  return [
+    "## SmolLM2 conversations of about 2,000 tokens",
+    "",
+    `Settings: ${renderFacts(s.settings)}.`,
+    "",
+    ...renderModeTable(s.results),
+    "",
+    `Affinity / queue group, same run: TTFT p50 ${ratio(affinity?.ttftP50Ms, random?.ttftP50Ms)}, p95 ` +
+      `${ratio(affinity?.ttftP95Ms, random?.ttftP95Ms)}, last turn p50 ` +
+      `${ratio(affinity?.lastTurnTtftP50Ms, random?.lastTurnTtftP50Ms)}.`,
+    "Target: affinity TTFT ≤ the queue group's, and ≤ 0.5× of it on these conversations.",
+    "",
+  ];
+}
+
+function renderModeTable(results: readonly FleetModeResult[]): string[] {
+  return [
     renderMarkdownRow([
       "placement",
       "hops",
@@ -40,11 +77,13 @@ export function renderFleetReport(r: FleetReport): string {
       "cached / ideal",
       "TTFT p50 ms",
       "TTFT p95 ms",
+      "last turn: TTFT p50 ms",
+      "last turn: prompt tokens p50",
       "max/min hops per node",
       "hops per node",
     ]),
-    renderMarkdownRow(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---"]),
-    ...r.results.map((m) =>
+    renderMarkdownRow(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"]),
+    ...results.map((m) =>
       renderMarkdownRow([
         m.mode,
         m.hops,
@@ -52,14 +91,13 @@ export function renderFleetReport(r: FleetReport): string {
         pct(m.shareOfIdeal),
         m.ttftP50Ms,
         m.ttftP95Ms,
+        m.lastTurnTtftP50Ms ?? "n/a",
+        m.lastTurnPromptTokensP50 ?? "n/a",
         m.maxMinLoad,
         Object.entries(m.hopsPerNode)
           .map(([n, c]) => `${n} ${c}`)
           .join(", "),
       ]),
     ),
-    "",
-    "Target: affinity ≥ 90 % of the ideal with max/min load ≤ 1.3; a random queue group gives about 1/N of the ideal.",
-    "",
-  ].join("\n");
+  ];
 }

@@ -1,6 +1,9 @@
 import { spawnGpuNode, type GpuNodeProcess } from "../../infra/local/spawn-gpu-node.ts";
 
-/** A GPU node process for benchmarks: enough KV slots that placement, not capacity, decides reuse. */
+/**
+ * A GPU node process for benchmarks: enough KV slots that placement, not capacity, decides reuse. `modelEnv`
+ * names the model and may override the defaults below (context, slots).
+ */
 export function spawnBenchNode(
   nodeId: string,
   natsUrl: string,

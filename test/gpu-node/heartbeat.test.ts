@@ -66,6 +66,17 @@ describe("node heartbeat in JetStream KV", () => {
       .toContain("warm-conv");
   });
 
+  it("reports its prefill rate and hop time once it prefilled a view", async () => {
+    // Only short views so far: nothing timed, so no rate is claimed.
+    expect((await readStatus())?.load).toBeUndefined();
+    const view = `user: ${"tell me about the weather in the hills today. ".repeat(12)}\nassistant:`;
+    await collectAnswer(t.client, answerInput("rate-conv", "chat", view));
+    await expect
+      .poll(async () => (await readStatus())?.load?.prefillTokensPerSecond, { timeout: 3_000 })
+      .toBeGreaterThan(0);
+    expect((await readStatus())?.load?.hopMs).toBeGreaterThan(0);
+  });
+
   it("removes the node's entry when it stops", async () => {
     await t.node.stop(0);
     expect(await readStatus()).toBeUndefined();

@@ -93,6 +93,10 @@ export class Admission {
   get queued(): number {
     return this.#queued;
   }
+  /** Running mean of the time an admitted hop holds its slot, ms (behind `retryAfterMs` and the heartbeat). */
+  get serviceMs(): number {
+    return this.#serviceMs;
+  }
   /** Tenants with at least one waiting hop. */
   get queuedTenants(): number {
     return this.#active.size;

@@ -6,11 +6,14 @@ import {
 } from "../../../schema/wire/v1/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { Admission } from "./admission.ts";
+import type { NodeLoadMeter } from "./node-load.ts";
 
 export interface NodeStatusSource {
   nodeId: string;
   engine: Engine;
   admission: Admission;
+  /** The prefill rate the heartbeat reports; without it (or before its first timed prefill) no `load`. */
+  load?: NodeLoadMeter;
   startedAt: number;
   heartbeatIntervalMs: number;
   /** Wall clock (unix ms), for the informative timestamps. */
@@ -20,6 +23,7 @@ export interface NodeStatusSource {
 /** The heartbeat body: what the edge needs to place a hop (warm keys, free slots, load). */
 export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
   const slots = source.engine.snapshot();
+  const load = source.load?.describe(source.admission.serviceMs);
   return {
     version: WIRE_VERSION,
     nodeId: source.nodeId,
@@ -41,6 +45,7 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
     maxConcurrent: source.admission.maxConcurrent,
     // Hops in the fair queue and hops admitted but waiting for their slot: both are work ahead of a new hop.
     queueDepth: source.admission.queued + slots.reduce((n, s) => n + s.waiting, 0),
+    ...(load ? { load } : {}),
     startedAt: source.startedAt,
     updatedAt: source.clock(),
     heartbeatIntervalMs: source.heartbeatIntervalMs,

@@ -31,6 +31,7 @@ import {
 } from "./hop-handlers.ts";
 import { NODE_TRACER_NAME, startHopTrace } from "./hop-trace.ts";
 import type { NodeMetrics } from "./node-metrics.ts";
+import type { NodeLoadMeter } from "./node-load.ts";
 
 /** The few logging calls the service makes; pino satisfies it, tests may pass a silent one. */
 export interface NodeLogger {
@@ -50,6 +51,8 @@ export interface ServeHopsOptions {
   subjectPrefix?: string;
   /** Where hop durations and token counts go (a Prometheus registry in production). */
   metrics?: NodeMetrics;
+  /** Where each hop's prefill rate goes (the heartbeat's `load`). */
+  load?: NodeLoadMeter;
   /** Defaults to the globally registered provider's tracer (a no-op unless OTLP export is configured). */
   tracer?: Tracer;
 }
@@ -134,6 +137,8 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
   let adapter = "unknown";
   let outcome = "ok";
   let usage: Usage | undefined;
+  let prefillMs: number | undefined;
+  let sharing = 1;
   const replyError = (error: unknown, requestId: string | undefined): void => {
     const payload = toWireErrorPayload(error);
     outcome = payload.code;
@@ -171,6 +176,7 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
     finish = running.finish;
     release = await admission.enter({ tenantId: request.tenantId, signal: running.signal });
     const admittedAt = now();
+    sharing = admission.inFlight;
     const ctx: HopContext = {
       engine: options.engine,
       nodeId,
@@ -181,17 +187,22 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
     };
     if (request.type === "answer" && stream) {
       await serveAnswerHop(request, ctx, (part) => {
-        if (part.type === "finish") usage = part.usage;
+        if (part.type === "finish") {
+          usage = part.usage;
+          prefillMs = part.timings.prefillMs;
+        }
         stream.emit(part);
       });
       stream.end();
     } else if (request.type === "route") {
       const result = await serveRouteHop(request, ctx);
       usage = result.usage;
+      prefillMs = result.timings.prefillMs;
       msg.respond(encodeWireMessage(result));
     } else if (request.type === "summary") {
       const result = await serveSummaryHop(request, ctx);
       usage = result.usage;
+      prefillMs = result.timings.prefillMs;
       msg.respond(encodeWireMessage(result));
     }
   } catch (error) {
@@ -201,6 +212,9 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
     release?.();
     const durationMs = now() - receivedAt;
     options.metrics?.recordHop(hop, adapter, outcome, durationMs / 1000, usage);
+    if (usage && prefillMs !== undefined) {
+      options.load?.recordPrefill(usage.evaluatedPromptTokens, prefillMs, sharing);
+    }
     hopTrace.end(outcome);
     logger.info(
       { hop, requestId, ...hopTrace.logFields, adapter, outcome, durationMs: Math.round(durationMs), usage },

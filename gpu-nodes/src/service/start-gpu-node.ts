@@ -4,6 +4,7 @@ import type { Engine } from "../engine/engine.ts";
 import { Admission, DEFAULT_QUEUED_PER_SLOT } from "./admission.ts";
 import { describeNodeStatus } from "./describe-node-status.ts";
 import { InFlightRequests } from "./in-flight-requests.ts";
+import { NodeLoadMeter } from "./node-load.ts";
 import { NodeMetrics, startMetricsServer, type MetricsServer } from "./node-metrics.ts";
 import { startHeartbeat } from "./publish-heartbeat.ts";
 import { serveHops, type NodeLogger } from "./serve-hops.ts";
@@ -61,14 +62,15 @@ export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
   const metricsServer: MetricsServer | undefined = options.metricsPort
     ? await startMetricsServer(metrics.registry, options.metricsPort, options.metricsHost ?? "127.0.0.1")
     : undefined;
-  const server = serveHops({ ...options, admission, inFlight, metrics });
+  const load = new NodeLoadMeter();
+  const server = serveHops({ ...options, admission, inFlight, metrics, load });
   const heartbeat = await startHeartbeat({
     nc: options.nc,
     nodeId: options.nodeId,
     intervalMs: heartbeatIntervalMs,
     ttlMs: options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
     logger: options.logger,
-    describe: () => describeNodeStatus({ ...options, admission, startedAt, heartbeatIntervalMs }),
+    describe: () => describeNodeStatus({ ...options, admission, load, startedAt, heartbeatIntervalMs }),
   }).catch(async (error: unknown) => {
     await server.stop(0);
     await metricsServer?.close();

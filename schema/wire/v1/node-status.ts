@@ -42,6 +42,21 @@ export const NODE_FEATURES = [
 ] as const;
 export type NodeFeature = (typeof NODE_FEATURES)[number];
 
+/**
+ * What the edge needs to estimate a hop's time to first token on a node: how fast it prefills and how long a
+ * hop holds it. Both are running means of what the node measured on its own hops (defaults until it served one).
+ */
+export const nodeLoadSchema = z.object({
+  /**
+   * Prompt tokens per second the node evaluates in all: each hop's own prefill rate times the hops sharing the
+   * engine with it when it ran, so a busy node does not look slow to the next hop that has it to itself.
+   */
+  prefillTokensPerSecond: z.number().positive(),
+  /** Mean time an admitted hop holds one of the node's concurrency slots, ms. */
+  hopMs: z.number().nonnegative(),
+});
+export type NodeLoad = z.infer<typeof nodeLoadSchema>;
+
 /** The heartbeat each node writes to the JetStream KV bucket; the bucket's TTL removes silent nodes. */
 export const nodeStatusSchema = z.object({
   version: wireVersionSchema,
@@ -55,6 +70,11 @@ export const nodeStatusSchema = z.object({
   maxConcurrent: z.int().positive(),
   /** Hops waiting: in the node's fair queue, or admitted but waiting for their (conversation, adapter) slot. */
   queueDepth: z.int().nonnegative(),
+  /**
+   * Absent from nodes of earlier builds and before a node's first timed prefill: the edge then assumes the best
+   * figures of the nodes that report theirs, so a fresh node gets the hops it needs to measure.
+   */
+  load: nodeLoadSchema.optional(),
   startedAt: z.int().nonnegative(),
   /** Node clock, unix ms; informative only: liveness comes from the bucket's TTL. */
   updatedAt: z.int().nonnegative(),

@@ -44,6 +44,8 @@ export interface PlaceHopQuestion {
   lastNodeId?: string | undefined;
   /** Features the node must advertise (an answer under an output constraint, see node-status `features`). */
   requires?: readonly string[] | undefined;
+  /** The hop's prompt in tokens, estimated (see estimatePromptTokens): what a cold node must prefill. */
+  promptTokens?: number | undefined;
   /** Whether a failure may be retried elsewhere (e.g. only before any answer text reached the client). */
   canRetry: (error: unknown) => boolean;
 }
@@ -61,6 +63,8 @@ export async function placeHop<T>(
   for (let attempt = 1; ; attempt++) {
     // Without fleet information the hop still runs, on the queue group.
     const nodes = await q.placement.nodes().catch((): NodeStatus[] => []);
+    const warmTokens = q.placement.lastPromptTokens?.(q.conversationId, q.adapter, q.hop);
+    const recentHops = q.placement.recentHops?.();
     const choice = chooseNode({
       nodes,
       adapter: q.adapter,
@@ -68,7 +72,19 @@ export async function placeHop<T>(
       ...(q.lastNodeId ? { lastNodeId: q.lastNodeId } : {}),
       exclude: failed,
       ...(q.requires && q.requires.length > 0 ? { requires: q.requires } : {}),
+      ...(q.promptTokens === undefined ? {} : { promptTokens: q.promptTokens }),
+      ...(warmTokens === undefined ? {} : { warmTokens }),
+      ...(recentHops ? { recentHops } : {}),
     });
+    if (choice.nodeId) {
+      q.placement.notePlacement?.({
+        nodeId: choice.nodeId,
+        hop: q.hop,
+        conversationId: q.conversationId,
+        adapter: q.adapter,
+        promptTokens: q.promptTokens ?? 0,
+      });
+    }
     const subject = choice.nodeId
       ? buildNodeHopSubject(choice.nodeId, q.hop, q.placement.subjectPrefix)
       : buildHopSubject(q.hop, q.placement.subjectPrefix);

@@ -14,6 +14,7 @@ import {
 import { renderToolCallText } from "./tool-turn-text.ts";
 import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
 import type { SamplingOverrides } from "./conversation-rpc.ts";
+import { estimatePromptTokens } from "../fleet/placement-ledger.ts";
 import { placeHop, type HopPlacement, type HopTargetNode } from "./place-hop.ts";
 
 export interface HopTimeouts {
@@ -84,6 +85,7 @@ export async function decideRoute(
         adapter: harness.router.adapter,
         conversationId: q.placementKey ?? q.conversationId,
         lastNodeId: q.lastNodeId,
+        promptTokens: estimatePromptTokens(q.prompt),
         canRetry: () => true,
       },
       (subject, attempt, node) =>
@@ -198,6 +200,7 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       adapter: specialist.adapter,
       conversationId: q.placementKey ?? q.conversationId,
       lastNodeId: q.lastNodeId,
+      promptTokens: estimatePromptTokens(q.prompt),
       requires: requiredFeatures(q.constraint),
       canRetry: (error) => {
         // The answer's own time budget spans every node: one that ran out of it is not continued elsewhere.
@@ -319,6 +322,7 @@ export async function summarizeTurn(
         adapter: specialist.adapter,
         conversationId: q.placementKey ?? q.conversationId,
         lastNodeId: q.lastNodeId,
+        promptTokens: estimatePromptTokens(view),
         canRetry: () => true,
       },
       (subject, attempt, node) =>

@@ -1,11 +1,11 @@
-import type { NodeStatus } from "../../../schema/wire/v1/index.ts";
+import type { NodeLoad, NodeStatus } from "../../../schema/wire/v1/index.ts";
 
 export type PlacementReason =
   /** The node holds this (conversation, adapter) KV. */
   | "warm"
-  /** The warm node is saturated; the hop spilled to the best other node. */
+  /** The warm node is saturated, or its queue would make the hop wait longer than a cold prefill elsewhere. */
   | "spill"
-  /** No warm node: the least-loaded live node with the adapter (ties broken by rendezvous hashing). */
+  /** No warm node: the live node with the adapter that answers soonest (ties broken by rendezvous hashing). */
   | "least-loaded"
   /** No fleet information: any node, through the NATS queue group. */
   | "queue-group";
@@ -31,12 +31,37 @@ export interface PlacementQuestion {
    * refuses a constraint it cannot honour rather than answer unconstrained.
    */
   requires?: readonly string[];
+  /** The hop's prompt in tokens (an estimate will do); unknown: {@link TYPICAL_PROMPT_TOKENS}. */
+  promptTokens?: number;
+  /**
+   * How much of the prompt the warm node holds: views only grow at their end, so its KV is the previous prompt
+   * of the pair. Unknown: all but {@link TYPICAL_NEW_TOKENS}.
+   */
+  warmTokens?: number;
+  /** Hops this edge placed on each node since that node's last heartbeat: work its beat does not show yet. */
+  recentHops?: ReadonlyMap<string, number>;
 }
 
+/** Prompt size assumed when the caller does not say: a view a few turns into a conversation. */
+export const TYPICAL_PROMPT_TOKENS = 1024;
+/** What a warm node is assumed to lack of the prompt when the caller does not say: the newest turn. */
+export const TYPICAL_NEW_TOKENS = 64;
+/** Load figures when no node of the fleet reports any (earlier builds, or none has timed a prefill yet). */
+export const DEFAULT_NODE_LOAD: NodeLoad = { prefillTokensPerSecond: 500, hopMs: 1_000 };
 /**
- * Where a hop goes: the node whose KV for (conversation, adapter) is warm, unless it is saturated; else the less
- * loaded of the conversation's two rendezvous-hashed candidates among live nodes that serve the adapter, a pick
- * that stays stable for the conversation, so its next turn lands where its KV now is even before a heartbeat says so.
+ * Estimates this close to the best count as equal. Heartbeats are a few hundred ms old and rates are running
+ * means, so a smaller difference is noise; within it the conversation's stable rendezvous pick (or the warm
+ * node, whose KV also serves the next turn) is worth more than the difference.
+ */
+export const ESTIMATE_TOLERANCE = 0.1;
+
+/**
+ * Where a hop goes: the node with the least estimated time to first token (see {@link estimateFirstTokenMs}),
+ * where the warm node's estimate counts only the tokens its KV lacks and any other node's counts the whole
+ * prompt. Saturated nodes are passed over while any other can take the hop. Among nodes within
+ * {@link ESTIMATE_TOLERANCE} of the best, the warm node wins, else the less loaded of the conversation's two
+ * rendezvous-hashed candidates: a pick that stays stable for the conversation, so its next turn lands where its
+ * KV now is even before a heartbeat says so.
  */
 export function chooseNode(q: PlacementQuestion): PlacementChoice {
   const candidates = q.nodes.filter(
@@ -46,26 +71,78 @@ export function chooseNode(q: PlacementQuestion): PlacementChoice {
       (q.requires ?? []).every((feature) => n.features.includes(feature)),
   );
   if (candidates.length === 0) return { reason: "queue-group" };
-  const warm =
+  const warm = findWarmNode(candidates, q);
+  const estimates = new Map(candidates.map((n) => [n, estimateFor(n, n === warm, q)]));
+  const recent = (n: NodeStatus) => q.recentHops?.get(n.nodeId) ?? 0;
+  const open = candidates.filter((n) => !isSaturated(n, q.adapter, recent(n)));
+  // All saturated: the estimates, which count the queue ahead, still say where the wait is shortest.
+  const pool = open.length > 0 ? open : candidates;
+  const best = Math.min(...pool.map((n) => estimates.get(n) as number));
+  const near = pool.filter((n) => (estimates.get(n) as number) <= best * (1 + ESTIMATE_TOLERANCE));
+  if (warm && near.includes(warm)) return { nodeId: warm.nodeId, reason: "warm" };
+  const pick = pickOfTwo(near, q);
+  return warm
+    ? { nodeId: pick.nodeId, reason: "spill", spilledFrom: warm.nodeId }
+    : { nodeId: pick.nodeId, reason: "least-loaded" };
+}
+
+/** The node whose heartbeat lists the (conversation, adapter) KV, else the one the timeline says served it last. */
+function findWarmNode(candidates: readonly NodeStatus[], q: PlacementQuestion): NodeStatus | undefined {
+  return (
     candidates.find((n) =>
       n.adapters.some((a) => a.id === q.adapter && a.warmConversations.includes(q.conversationId)),
-    ) ?? candidates.find((n) => n.nodeId === q.lastNodeId);
-  if (warm && !isSaturated(warm, q.adapter)) return { nodeId: warm.nodeId, reason: "warm" };
-  const others = candidates.filter((n) => n !== warm);
-  const open = others.filter((n) => !isSaturated(n, q.adapter));
-  const pool = open.length > 0 ? open : others;
-  if (pool.length === 0) return warm ? { nodeId: warm.nodeId, reason: "warm" } : { reason: "queue-group" };
-  const best = pickOfTwo(pool, q);
-  return warm
-    ? { nodeId: best.nodeId, reason: "spill", spilledFrom: warm.nodeId }
-    : { nodeId: best.nodeId, reason: "least-loaded" };
+    ) ?? candidates.find((n) => n.nodeId === q.lastNodeId)
+  );
+}
+
+/** The estimate for one candidate of this question: the warm node prefills only what its KV lacks. */
+export function estimateFor(node: NodeStatus, isWarm: boolean, q: PlacementQuestion): number {
+  const prompt = Math.max(1, q.promptTokens ?? TYPICAL_PROMPT_TOKENS);
+  // The last prompt token is always evaluated, whatever the cache holds.
+  const held = Math.min(prompt - 1, Math.max(0, q.warmTokens ?? prompt - TYPICAL_NEW_TOKENS));
+  const uncached = isWarm ? prompt - held : prompt;
+  return estimateFirstTokenMs(node, uncached, q.recentHops?.get(node.nodeId) ?? 0, assumedLoad(q.nodes));
+}
+
+/**
+ * What a node without `load` is assumed to do: the best rate and hop time its peers report. A fresh node ranked
+ * on a pessimistic guess would never get the hop that measures it; an optimistic one gets hops until it has.
+ */
+export function assumedLoad(nodes: readonly NodeStatus[]): NodeLoad {
+  const loads = nodes.flatMap((n) => (n.load ? [n.load] : []));
+  if (loads.length === 0) return DEFAULT_NODE_LOAD;
+  return {
+    prefillTokensPerSecond: Math.max(...loads.map((l) => l.prefillTokensPerSecond)),
+    hopMs: Math.min(...loads.map((l) => l.hopMs)),
+  };
+}
+
+/**
+ * Time to first token of a hop that must evaluate `uncachedTokens` on `node`, ms: the wait for admission behind
+ * the hops already queued there, then its prefill at the node's rate, shared with the hops running beside it (on
+ * one CPU or GPU, k other sequences leave a new one about 1/(k+1) of the engine). `recentHops` are hops placed
+ * there since its heartbeat, counted as waiting like the ones it reports; `fallback` stands in for a missing `load`.
+ */
+export function estimateFirstTokenMs(
+  node: NodeStatus,
+  uncachedTokens: number,
+  recentHops = 0,
+  fallback: NodeLoad = DEFAULT_NODE_LOAD,
+): number {
+  const load = node.load ?? fallback;
+  const ahead = node.inFlight + node.queueDepth + recentHops;
+  const queued = Math.max(0, ahead - node.maxConcurrent + 1);
+  const admissionMs = (queued / node.maxConcurrent) * load.hopMs;
+  const sharing = 1 + Math.min(ahead, node.maxConcurrent - 1);
+  const prefillMs = ((Math.max(1, uncachedTokens) * 1000) / load.prefillTokensPerSecond) * sharing;
+  return admissionMs + prefillMs;
 }
 
 /** A node past its concurrency limit, or with no free slot for the adapter and hops already waiting. */
-export function isSaturated(node: NodeStatus, adapter: string): boolean {
+export function isSaturated(node: NodeStatus, adapter: string, recentHops = 0): boolean {
   const slots = node.adapters.find((a) => a.id === adapter);
   return (
-    node.inFlight >= node.maxConcurrent ||
+    node.inFlight + recentHops >= node.maxConcurrent ||
     (slots !== undefined && slots.freeSlots === 0 && node.queueDepth > 0)
   );
 }

@@ -1,5 +1,6 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { FleetView, type HopPlacement } from "./fleet-view.ts";
+import { PlacementLedger } from "./placement-ledger.ts";
 import { watchFleet } from "./watch-fleet.ts";
 
 /** How often to retry watching the heartbeat bucket when it does not exist yet. */
@@ -7,6 +8,9 @@ const WATCH_RETRY_MS = 2_000;
 
 /** How long a node stays in this edge's fleet without a heartbeat (the bucket's TTL also removes it). */
 export const DEFAULT_FLEET_STALE_MS = 10_000;
+
+/** Shared by every conversation object of this isolate: each sees the others' placements between heartbeats. */
+const isolateLedger = new PlacementLedger(() => Date.now());
 
 /**
  * Placement input for one edge object: a FleetView fed by a watch on the heartbeat bucket, (re)started on
@@ -19,7 +23,10 @@ export function createFleetPlacement(options: {
   now: () => number;
   /** "queue-group" ignores the fleet and lets NATS pick a node at random (the benchmark's baseline). */
   mode?: "affinity" | "queue-group";
+  /** Default: the isolate's ledger (tests pass their own, on their clock). */
+  ledger?: PlacementLedger;
 }): HopPlacement {
+  const ledger = options.ledger ?? isolateLedger;
   const fleet = new FleetView({
     now: options.now,
     staleAfterMs: options.staleAfterMs ?? DEFAULT_FLEET_STALE_MS,
@@ -40,5 +47,8 @@ export function createFleetPlacement(options: {
       }
       return fleet.nodes();
     },
+    recentHops: () => ledger.recentHops((nodeId) => fleet.seenAt(nodeId)),
+    lastPromptTokens: (conversationId, adapter, hop) => ledger.lastPromptTokens(conversationId, adapter, hop),
+    notePlacement: (hop) => ledger.record(hop),
   };
 }

@@ -1,4 +1,5 @@
-import type { NodeStatus } from "../../../schema/wire/v1/index.ts";
+import type { Hop, NodeStatus } from "../../../schema/wire/v1/index.ts";
+import type { PlacedHop } from "./placement-ledger.ts";
 
 /**
  * The live fleet as one edge object sees it, fed by the heartbeat bucket. An entry also expires here when no
@@ -20,6 +21,11 @@ export class FleetView {
 
   remove(nodeId: string): void {
     this.#nodes.delete(nodeId);
+  }
+
+  /** When this edge last heard from the node (its clock), if it did. */
+  seenAt(nodeId: string): number | undefined {
+    return this.#nodes.get(nodeId)?.seenAt;
   }
 
   /** Live nodes, in node-id order (deterministic placement for equal inputs). */
@@ -45,4 +51,10 @@ export interface HopPlacement {
   /** The live fleet as this edge object sees it. */
   nodes(): Promise<readonly NodeStatus[]>;
   subjectPrefix?: string | undefined;
+  /** Hops placed on each node since its last heartbeat (see PlacementLedger); absent: none counted. */
+  recentHops?(): ReadonlyMap<string, number>;
+  /** The prompt tokens of the last hop placed for (conversation, adapter): what its warm node holds. */
+  lastPromptTokens?(conversationId: string, adapter: string, hop: Hop): number | undefined;
+  /** Told of each hop as it is sent to a node, before the node's next heartbeat can show it. */
+  notePlacement?(hop: PlacedHop): void;
 }

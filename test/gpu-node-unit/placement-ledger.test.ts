@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import {
+  PlacementLedger,
+  RECENT_HOP_WINDOW_MS,
+  estimatePromptTokens,
+} from "../../workers/src/fleet/placement-ledger.ts";
+
+const hop = (nodeId: string, conversationId = "c1") =>
+  ({ nodeId, hop: "answer", conversationId, adapter: "chat", promptTokens: 100 }) as const;
+
+describe("PlacementLedger", () => {
+  it("counts the hops placed on a node after its last heartbeat, within the window", () => {
+    let clock = 10_000;
+    const ledger = new PlacementLedger(() => clock);
+    ledger.record(hop("a"));
+    clock = 10_100;
+    ledger.record(hop("a"));
+    ledger.record(hop("b"));
+    // a's beat came between its two placements; b never beat.
+    expect(ledger.recentHops((id) => (id === "a" ? 10_050 : undefined))).toEqual(
+      new Map([
+        ["a", 1],
+        ["b", 1],
+      ]),
+    );
+    clock = 10_100 + RECENT_HOP_WINDOW_MS + 1;
+    expect(ledger.recentHops(() => undefined).size).toBe(0);
+  });
+
+  it("remembers each pair's last prompt size, a summary's apart from the views'", () => {
+    const ledger = new PlacementLedger(() => 0);
+    ledger.record({ ...hop("a"), promptTokens: 1_200 });
+    ledger.record({ ...hop("a"), hop: "summary", promptTokens: 1_500 });
+    expect(ledger.lastPromptTokens("c1", "chat", "answer")).toBe(1_200);
+    expect(ledger.lastPromptTokens("c1", "chat", "route")).toBe(1_200);
+    expect(ledger.lastPromptTokens("c1", "chat", "summary")).toBe(1_500);
+    expect(ledger.lastPromptTokens("c2", "chat", "answer")).toBeUndefined();
+  });
+
+  it("estimates prompt tokens at four characters each", () => {
+    expect(estimatePromptTokens("")).toBe(0);
+    expect(estimatePromptTokens("x".repeat(4_001))).toBe(1_001);
+  });
+});

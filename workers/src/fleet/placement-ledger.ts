@@ -1,0 +1,76 @@
+import type { Hop } from "../../../schema/wire/v1/index.ts";
+
+/** Past this a placement no longer counts as unseen work, heartbeat or not (a node beats every few seconds). */
+export const RECENT_HOP_WINDOW_MS = 5_000;
+/** Pairs whose last prompt size is remembered; the oldest is forgotten past it. */
+const MAX_REMEMBERED_PAIRS = 10_000;
+
+export interface PlacedHop {
+  nodeId: string;
+  /** Summaries run on slots of their own, so their KV is remembered apart from the views'. */
+  hop: Hop;
+  /** The placement key (conversation id, or a stateless turn's cache key). */
+  conversationId: string;
+  adapter: string;
+  promptTokens: number;
+}
+
+/**
+ * What this edge placed lately, for the placements that follow before the next heartbeat. A beat is up to an
+ * interval old, so a burst of turns would otherwise all see the same idle node and all go there; counting our
+ * own placements since that node's last beat spreads them (an optimistic increment, corrected by the next beat).
+ * It also remembers each (conversation, adapter)'s last prompt size (a summary's apart): what the warm node's KV now holds, since
+ * views only grow at their end.
+ *
+ * One per isolate (see createFleetPlacement): conversation objects that share an isolate see each other's
+ * placements; across isolates only heartbeats carry load, as before.
+ */
+export class PlacementLedger {
+  readonly #now: () => number;
+  readonly #placedAt = new Map<string, number[]>();
+  readonly #promptTokens = new Map<string, number>();
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+
+  record(hop: PlacedHop): void {
+    const now = this.#now();
+    const times = (this.#placedAt.get(hop.nodeId) ?? []).filter((t) => now - t <= RECENT_HOP_WINDOW_MS);
+    times.push(now);
+    this.#placedAt.set(hop.nodeId, times);
+    const pair = pairKey(hop.conversationId, hop.adapter, hop.hop);
+    this.#promptTokens.delete(pair);
+    this.#promptTokens.set(pair, hop.promptTokens);
+    if (this.#promptTokens.size > MAX_REMEMBERED_PAIRS) {
+      const oldest = this.#promptTokens.keys().next();
+      if (oldest.done !== true) this.#promptTokens.delete(oldest.value);
+    }
+  }
+
+  /** Hops placed on each node after `seenAt(node)`, its last heartbeat as this edge saw it. */
+  recentHops(seenAt: (nodeId: string) => number | undefined): Map<string, number> {
+    const now = this.#now();
+    const counts = new Map<string, number>();
+    for (const [nodeId, times] of this.#placedAt) {
+      const since = seenAt(nodeId) ?? Number.NEGATIVE_INFINITY;
+      const count = times.filter((t) => t > since && now - t <= RECENT_HOP_WINDOW_MS).length;
+      if (count > 0) counts.set(nodeId, count);
+    }
+    return counts;
+  }
+
+  /** The prompt tokens of the last hop placed for this (conversation, adapter), if this edge placed one. */
+  lastPromptTokens(conversationId: string, adapter: string, hop: Hop): number | undefined {
+    return this.#promptTokens.get(pairKey(conversationId, adapter, hop));
+  }
+}
+
+function pairKey(conversationId: string, adapter: string, hop: Hop): string {
+  return `${conversationId}|${adapter}|${hop === "summary" ? "summary" : "view"}`;
+}
+
+/** Tokens of a prompt, estimated from its length (about four characters a token for English text). */
+export function estimatePromptTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
