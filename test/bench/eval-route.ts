@@ -294,6 +294,7 @@ if (values.merge) {
   const fresh = (r: { router: RouterName }) => !routers.includes(r.router);
   report.results = [...earlier.results.filter(fresh), ...report.results];
   if (threadsCheck.length === 0) report.threadsCheck = earlier.threadsCheck ?? [];
+  report.machine.adapter ??= earlier.machine.adapter;
   report.lowConfidence = [...earlier.lowConfidence.filter(fresh), ...report.lowConfidence];
   report.misrouted = [...earlier.misrouted.filter(fresh), ...report.misrouted];
 }
