@@ -8,7 +8,7 @@
  * only the router's system line with the slot). Each row is reported against its physical limit: node-llama-cpp
  * alone prefilling as many tokens (p50) after as many reused ones, same model and threads, measured in the run.
  * Options: --sets dev,test,ood,steady  --routers keyword,zero-shot,few-shot,trained  --limit N
- *   --threads N: llama.cpp threads of the node and of the limit (default 2: the faster on an idle 2-core box)
+ *   --threads N: llama.cpp threads of the node and of the limit; default the node's (MOL_THREADS' default)
  *   --family served|plain|chatml|llama3|llama2: the chat format the views are rendered in; default served, the one
  *   the node's heartbeat gives the edge (ChatML for SmolLM2); the adapter's manifest names the views it was trained on.
  *   --smoke: the first 16 test examples, keyword and trained, written to the temp dir unless --out says otherwise
@@ -16,10 +16,11 @@
  * Env: MOL_ROUTER_BASE (base GGUF; default the models cache's SmolLM2), MOL_ROUTER_ADAPTER (default the committed one).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
+import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
 import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
 import { fingerprintFile } from "../../gpu-nodes/src/runtime/fingerprint-file.ts";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
@@ -62,7 +63,8 @@ const { values } = parseArgs({
     sets: { type: "string" },
     routers: { type: "string" },
     limit: { type: "string" },
-    threads: { type: "string", default: "2" },
+    // The node's own default (cores − 1: 1 here), so the eval measures the route hop as `npm start` serves it.
+    threads: { type: "string", default: String(defaultThreadCount(availableParallelism())) },
     out: { type: "string" },
     family: { type: "string", default: "served" },
     smoke: { type: "boolean", default: false },
