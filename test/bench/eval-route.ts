@@ -68,7 +68,7 @@ const { values } = parseArgs({
     out: { type: "string" },
     family: { type: "string", default: "served" },
     smoke: { type: "boolean", default: false },
-    /** A previous report whose routers this run did not measure are kept (a long baseline run, reused). */
+    /** A previous report whose (router, set) rows this run did not measure are kept (a long run, reused). */
     merge: { type: "string" },
   },
 });
@@ -293,15 +293,19 @@ if (values.merge) {
       `--merge: ${values.merge} rendered views as ${earlier.views.family}, this run as ${family}`,
     );
   }
-  const fresh = (r: { router: RouterName }) => !routers.includes(r.router);
-  report.results = [...earlier.results.filter(fresh), ...report.results];
+  // Kept: the rows this run did not measure; the dev threshold and test misroutes where it did not rerun those.
+  const measured = (router: RouterName, set: string) => routers.includes(router) && sets.includes(set);
+  report.results = [...earlier.results.filter((r) => !measured(r.router, r.set)), ...report.results];
   if (threadsCheck.length === 0) report.threadsCheck = earlier.threadsCheck ?? [];
   report.machine.adapter ??= earlier.machine.adapter;
-  report.lowConfidence = [...earlier.lowConfidence.filter(fresh), ...report.lowConfidence];
-  report.misrouted = [...earlier.misrouted.filter(fresh), ...report.misrouted];
+  report.lowConfidence = [
+    ...earlier.lowConfidence.filter((l) => !measured(l.router, "dev")),
+    ...report.lowConfidence,
+  ];
+  report.misrouted = [...earlier.misrouted.filter((m) => !measured(m.router, "test")), ...report.misrouted];
 }
 const order = (r: { router: RouterName }) => ROUTERS.indexOf(r.router);
-report.results.sort((a, b) => order(a) - order(b));
+report.results.sort((a, b) => order(a) - order(b) || SETS.indexOf(a.set) - SETS.indexOf(b.set));
 const plotted = ROUTERS.filter((r) => report.results.some((x) => x.router === r));
 mkdirSync(join(out, ".."), { recursive: true });
 writeFileSync(`${out}.json`, JSON.stringify(report, null, 2) + "\n");
