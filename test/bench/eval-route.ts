@@ -3,24 +3,31 @@
  * route hop (a GPU node on a real nats-server, views built by the edge's own code), for four routers: a keyword
  * baseline, zero-shot l0 (the bare base with the router prompt), few-shot l0 (exemplars in the router's system
  * prompt) and the trained l0 adapter. Writes JSON, Markdown and an SVG into test/bench/results.
- * Options: --sets dev,test,ood  --routers keyword,zero-shot,few-shot,trained  --limit N  --threads N
+ * Sets: dev, test, ood, and steady: test's multi-turn examples routed as turn N of a conversation whose earlier
+ * turns were routed first in the same KV slot, so the hop prefills only what turn N adds (the cold sets share
+ * only the router's system line with the slot). Each row is reported against its physical limit: node-llama-cpp
+ * alone prefilling as many tokens (p50) after as many reused ones, same model and threads, measured in the run.
+ * Options: --sets dev,test,ood,steady  --routers keyword,zero-shot,few-shot,trained  --limit N
+ *   --threads N: llama.cpp threads of the node and of the limit; default the node's (MOL_THREADS' default)
  *   --family served|plain|chatml|llama3|llama2: the chat format the views are rendered in; default served, the one
- *   the node's heartbeat gives the edge (ChatML for SmolLM2). The committed adapter was trained on plain views.
+ *   the node's heartbeat gives the edge (ChatML for SmolLM2); the adapter's manifest names the views it was trained on.
  *   --smoke: the first 16 test examples, keyword and trained, written to the temp dir unless --out says otherwise
  *   (CI speed; test/routing/eval-route-smoke.test.ts runs it)
  * Env: MOL_ROUTER_BASE (base GGUF; default the models cache's SmolLM2), MOL_ROUTER_ADAPTER (default the committed one).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
+import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
 import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
 import { fingerprintFile } from "../../gpu-nodes/src/runtime/fingerprint-file.ts";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { loadCorpus, type CorpusRecord } from "../../gpu-nodes/training/router/check-corpus.ts";
 import { findCatalogEntry, resolveModelsDir } from "../../gpu-nodes/tools/models/model-catalog.ts";
 import { renderExamplePrompt } from "./routing/render-router-prompts.ts";
+import { openRawPrefiller, type PrefillLimit } from "./routing/measure-prefill-limit.ts";
 import { chatTemplateFamilySchema } from "../../schema/harness/chat-templates.ts";
 import {
   DEFAULT_CONTEXT_TOKENS,
@@ -56,16 +63,18 @@ const { values } = parseArgs({
     sets: { type: "string" },
     routers: { type: "string" },
     limit: { type: "string" },
-    threads: { type: "string", default: "2" },
+    // The node's own default (cores − 1: 1 here), so the eval measures the route hop as `npm start` serves it.
+    threads: { type: "string", default: String(defaultThreadCount(availableParallelism())) },
     out: { type: "string" },
     family: { type: "string", default: "served" },
     smoke: { type: "boolean", default: false },
-    /** A previous report whose routers this run did not measure are kept (a long baseline run, reused). */
+    /** A previous report whose (router, set) rows this run did not measure are kept (a long run, reused). */
     merge: { type: "string" },
   },
 });
 const smoke = values.smoke;
-const sets = (values.sets ?? (smoke ? "test" : "dev,test,ood")).split(",").filter(Boolean);
+const SETS = ["dev", "test", "ood", "steady"];
+const sets = (values.sets ?? (smoke ? "test" : SETS.join(","))).split(",").filter(Boolean);
 const routers = (values.routers ?? (smoke ? "keyword,trained" : ROUTERS.join(",")))
   .split(",")
   .filter(Boolean) as RouterName[];
@@ -73,9 +82,9 @@ const limit = Number(values.limit ?? (smoke ? "16" : "0"));
 const RESULTS_DIR = join(ROOT, "test/bench/results");
 const out = values.out ?? join(smoke ? tmpdir() : RESULTS_DIR, smoke ? "route-eval-smoke" : "route-eval");
 const unknownRouter = routers.find((r) => !(ROUTERS as readonly string[]).includes(r));
-if (unknownRouter !== undefined || sets.some((s) => !["dev", "test", "ood"].includes(s)) || !(limit >= 0)) {
+if (unknownRouter !== undefined || sets.some((s) => !SETS.includes(s)) || !(limit >= 0)) {
   throw new Error(
-    `eval:route: bad --routers, --sets or --limit (routers: ${ROUTERS.join(", ")}; sets: dev, test, ood)`,
+    `eval:route: bad --routers, --sets or --limit (routers: ${ROUTERS.join(", ")}; sets: ${SETS.join(", ")})`,
   );
 }
 const familyOption = values.family === "served" ? "served" : chatTemplateFamilySchema.parse(values.family);
@@ -94,6 +103,7 @@ const bySet: Record<string, CorpusRecord[]> = {
   dev: records.filter((r) => r.split === "dev"),
   test: records.filter((r) => r.split === "test"),
   ood,
+  steady: records.filter((r) => r.split === "test" && (r.context?.length ?? 0) > 0),
 };
 
 const nats = await startNatsServer();
@@ -118,7 +128,10 @@ const baseHarness =
     ? DEFAULT_HARNESS
     : buildDefaultHarness({ family, contextTokens: DEFAULT_CONTEXT_TOKENS });
 
-/** Few-shot: two short training messages per label, in the router's own system line. */
+/**
+ * Few-shot: two short training messages per label, in the router's own system line (as earlier turns instead,
+ * the bare base copies the last exemplar's label: 7 of 48 dev examples right against 13 in the system line).
+ */
 function fewShotHarness(): HarnessDocument {
   const train = records.filter((r) => r.split === "train" && !r.context && r.message.length < 70);
   const shots = LABELS.flatMap((label) => train.filter((r) => r.label === label).slice(3, 5));
@@ -141,39 +154,79 @@ const node = await startGpuNode({
   clock: () => Date.now(),
 });
 
-async function route(router: RouterName, example: CorpusRecord, i: number): Promise<RoutePrediction> {
+const harnesses: Partial<Record<RouterName, HarnessDocument>> = { "few-shot": fewShotHarness() };
+
+function hop(router: RouterName, view: string, requestId: string, conversationId: string) {
+  return requestRoute(client, {
+    version: WIRE_VERSION,
+    type: "route",
+    requestId,
+    conversationId,
+    adapter: router === "trained" ? "l0" : "l0-bare",
+    labels: [...LABELS],
+    view,
+    timeoutMs: 60_000,
+  });
+}
+
+async function route(
+  router: RouterName,
+  set: string,
+  example: CorpusRecord,
+  i: number,
+): Promise<RoutePrediction> {
   const previous = example.context?.at(-1)?.label;
   if (router === "keyword") {
     const { label, confidence } = routeByKeywords(example.message);
     return { id: example.id, gold: example.label, predicted: label, confidence, previous };
   }
-  const harness = router === "few-shot" ? fewShotHarness() : baseHarness;
+  const harness = harnesses[router] ?? baseHarness;
+  // Cold sets: one conversation per router, so only the router's system line is in the slot (as for a slot
+  // another conversation used last). Steady: the earlier turns go first, each in the view the edge renders then.
+  const conversationId = set === "steady" ? `steady-${router}-${example.id}` : `eval-${router}`;
+  const context = example.context ?? [];
+  if (set === "steady") {
+    for (const [k, turn] of context.entries()) {
+      const earlier = { ...example, context: context.slice(0, k), message: turn.message };
+      await hop(router, renderExamplePrompt(earlier, harness), `${router}-${i}-${k}`, conversationId);
+    }
+  }
   const started = performance.now();
-  const result = await requestRoute(client, {
-    version: WIRE_VERSION,
-    type: "route",
-    requestId: `${router}-${i}`,
-    // One conversation per router: its system line stays in the KV slot, as in a conversation's later turns.
-    conversationId: `eval-${router}`,
-    adapter: router === "trained" ? "l0" : "l0-bare",
-    labels: [...LABELS],
-    view: renderExamplePrompt(example, harness),
-    timeoutMs: 60_000,
-  });
+  const result = await hop(router, renderExamplePrompt(example, harness), `${router}-${i}`, conversationId);
   return {
     id: example.id,
     gold: example.label,
     predicted: result.label,
     confidence: result.confidence ?? 1,
     hopMs: performance.now() - started,
+    prefillTokens: result.usage.evaluatedPromptTokens,
+    cachedTokens: result.usage.cachedPromptTokens,
     previous,
   };
+}
+
+const threads = Number(values.threads);
+/** The physical limit of a row, and 1 against 2 threads on a typical cold hop (is the node's count right?). */
+const prefiller = smoke
+  ? undefined
+  : await openRawPrefiller({
+      modelPath: basePath,
+      threadCounts: [...new Set([1, 2, threads])],
+      sampleText: records
+        .slice(0, 8)
+        .map((r) => renderExamplePrompt(r, baseHarness))
+        .join(""),
+    });
+async function measureLimit(metrics: { prefillTokens?: { p50: number; cachedP50: number } | null }) {
+  const tokens = metrics.prefillTokens;
+  if (!prefiller || !tokens) return undefined;
+  return prefiller.measure({ threads, heldTokens: tokens.cachedP50, tokens: tokens.p50 });
 }
 
 const report: RouteEvalReport = {
   machine: {
     cpus: (await import("node:os")).cpus().length,
-    threads: Number(values.threads),
+    threads,
     base: basePath,
     adapter: routers.includes("trained") ? adapterPath : null,
   },
@@ -182,18 +235,22 @@ const report: RouteEvalReport = {
   lowConfidence: [],
   misrouted: [],
 };
+const threadsCheck: PrefillLimit[] = [];
+report.threadsCheck = threadsCheck;
 const predictions = new Map<string, RoutePrediction[]>();
 try {
   for (const router of routers) {
     for (const set of sets) {
       const examples = (bySet[set] ?? []).slice(0, limit > 0 ? limit : undefined);
       const out: RoutePrediction[] = [];
-      for (const [i, example] of examples.entries()) out.push(await route(router, example, i));
+      for (const [i, example] of examples.entries()) out.push(await route(router, set, example, i));
       predictions.set(`${router}/${set}`, out);
       const metrics = measureRouting(out, LABELS);
-      report.results.push({ router, set, metrics });
+      // Right after the row's hops, so the limit sees the machine as they did.
+      const raw = await measureLimit(metrics);
+      report.results.push({ router, set, metrics, ...(raw ? { limit: raw } : {}) });
       console.log(
-        `${router} ${set}: accuracy ${(metrics.accuracy * 100).toFixed(1)}% macro-F1 ${metrics.macroF1.toFixed(3)} ECE ${metrics.ece.toFixed(3)} p50 ${metrics.hopMs?.p50.toFixed(0) ?? "-"} ms`,
+        `${router} ${set}: accuracy ${(metrics.accuracy * 100).toFixed(1)}% macro-F1 ${metrics.macroF1.toFixed(3)} ECE ${metrics.ece.toFixed(3)} p50 ${metrics.hopMs?.p50.toFixed(0) ?? "-"} ms, ${metrics.prefillTokens?.p50 ?? "-"} tokens prefilled (raw ${raw?.ms.toFixed(0) ?? "-"} ms)`,
       );
     }
     const dev = predictions.get(`${router}/dev`);
@@ -215,7 +272,15 @@ try {
       report.misrouted.push({ router, ...p, message: byId.get(p.id)?.message.slice(0, 160) ?? "" });
     }
   }
+  const typical = report.results.find((r) => r.set !== "steady" && r.metrics.prefillTokens)?.metrics;
+  if (prefiller && typical?.prefillTokens) {
+    for (const n of [1, 2]) {
+      const { p50, cachedP50 } = typical.prefillTokens;
+      threadsCheck.push(await prefiller.measure({ threads: n, heldTokens: cachedP50, tokens: p50 }));
+    }
+  }
 } finally {
+  await prefiller?.close();
   await node.stop(1_000);
   await Promise.allSettled([client.close(), nodeNc.close()]);
   await nats.dispose();
@@ -228,13 +293,19 @@ if (values.merge) {
       `--merge: ${values.merge} rendered views as ${earlier.views.family}, this run as ${family}`,
     );
   }
-  const fresh = (r: { router: RouterName }) => !routers.includes(r.router);
-  report.results = [...earlier.results.filter(fresh), ...report.results];
-  report.lowConfidence = [...earlier.lowConfidence.filter(fresh), ...report.lowConfidence];
-  report.misrouted = [...earlier.misrouted.filter(fresh), ...report.misrouted];
+  // Kept: the rows this run did not measure; the dev threshold and test misroutes where it did not rerun those.
+  const measured = (router: RouterName, set: string) => routers.includes(router) && sets.includes(set);
+  report.results = [...earlier.results.filter((r) => !measured(r.router, r.set)), ...report.results];
+  if (threadsCheck.length === 0) report.threadsCheck = earlier.threadsCheck ?? [];
+  report.machine.adapter ??= earlier.machine.adapter;
+  report.lowConfidence = [
+    ...earlier.lowConfidence.filter((l) => !measured(l.router, "dev")),
+    ...report.lowConfidence,
+  ];
+  report.misrouted = [...earlier.misrouted.filter((m) => !measured(m.router, "test")), ...report.misrouted];
 }
 const order = (r: { router: RouterName }) => ROUTERS.indexOf(r.router);
-report.results.sort((a, b) => order(a) - order(b));
+report.results.sort((a, b) => order(a) - order(b) || SETS.indexOf(a.set) - SETS.indexOf(b.set));
 const plotted = ROUTERS.filter((r) => report.results.some((x) => x.router === r));
 mkdirSync(join(out, ".."), { recursive: true });
 writeFileSync(`${out}.json`, JSON.stringify(report, null, 2) + "\n");

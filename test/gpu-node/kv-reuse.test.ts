@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { DEFAULT_CONTEXT_TOKENS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
+import { renderSystemLine } from "../../schema/harness/render-view-lines.ts";
+import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
 import { measureKvReuse } from "../bench/measure-kv-reuse.ts";
+import { renderExamplePrompt, type RoutingExample } from "../bench/routing/render-router-prompts.ts";
 import { renderAppendOnlyView } from "../bench/render-naive-view.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
@@ -97,5 +102,55 @@ describe("KV reuse per (conversation, adapter)", () => {
       renderView: (history, user) => renderAppendOnlyView("agent", history, user),
     });
     expect(row.shareOfIdeal).toBeGreaterThanOrEqual(0.995);
+  });
+});
+
+/** Route views as the edge renders them for a ChatML model (SmolLM2's), one corpus-style example each. */
+const ROUTER_HARNESS = buildDefaultHarness({ family: "chatml", contextTokens: DEFAULT_CONTEXT_TOKENS });
+const routeView = (message: string, context: RoutingExample["context"] = []) =>
+  renderExamplePrompt({ id: "x", split: "test", label: "chat", message, context }, ROUTER_HARNESS);
+
+async function route(conversationId: string, view: string) {
+  const result = await requestRoute(t.client, {
+    version: WIRE_VERSION,
+    type: "route",
+    requestId: `${conversationId}-${view.length}`,
+    conversationId,
+    view,
+    timeoutMs: 20_000,
+  });
+  expect(result.usage.promptTokens).toBe(
+    result.usage.cachedPromptTokens + result.usage.evaluatedPromptTokens,
+  );
+  return result.usage;
+}
+
+describe("KV reuse of route hops", () => {
+  it("prefills only what turn N adds to the view, and on another conversation's slot reuses the router's system line", async () => {
+    // What every route view starts with: the router's system line and the next user line's prefix.
+    const shared =
+      renderSystemLine(ROUTER_HARNESS, ROUTER_HARNESS.router.systemPrompt) +
+      ROUTER_HARNESS.templates.userPrefix;
+    const probe = await route("route-probe", shared);
+    const first = await route("route-a", routeView("write a python function that reverses a list"));
+    expect(first.cachedPromptTokens).toBe(0);
+    const context = [{ message: "write a python function that reverses a list", label: "coding" as const }];
+    const second = await route("route-a", routeView("now add tests for it", context));
+    expect(second.cachedPromptTokens).toBeGreaterThanOrEqual(first.promptTokens - TEMPLATE_MARGIN_TOKENS);
+    // Turn 2 evaluates what it adds to turn 1's view (the label line, the user line, the cue) and no more.
+    expect(second.evaluatedPromptTokens).toBeLessThanOrEqual(
+      second.promptTokens - first.promptTokens + TEMPLATE_MARGIN_TOKENS,
+    );
+
+    // Both slots bound ("route-probe", "route-a"): a new conversation takes the least recently used one
+    // ("route-probe"'s) and reuses its system line; and then "route-a"'s, whose view starts the same.
+    for (const conversationId of ["route-b", "route-c"]) {
+      const rebound = await route(conversationId, routeView("book me a table for two tonight"));
+      expect(rebound.cachedPromptTokens).toBeGreaterThanOrEqual(probe.promptTokens - TEMPLATE_MARGIN_TOKENS);
+    }
+    expect(t.engine.snapshot().find((s) => s.adapter === "l0")?.warmConversations).toEqual([
+      "route-c",
+      "route-b",
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import type { PrefillLimit } from "./measure-prefill-limit.ts";
 import type { RouteMetrics } from "./route-metrics.ts";
 
 export type RouterName = "keyword" | "zero-shot" | "few-shot" | "trained";
@@ -9,7 +10,15 @@ export interface RouteEvalReport {
   machine: { cpus: number; threads: number; base: string; adapter: string | null };
   /** The chat format and context the views were rendered for (the edge's default harness for that model). */
   views: { family: string; contextTokens: number };
-  results: Array<{ router: RouterName; set: string; metrics: RouteMetrics }>;
+  results: Array<{
+    router: RouterName;
+    set: string;
+    metrics: RouteMetrics;
+    /** node-llama-cpp alone prefilling the row's p50 tokens after its p50 reused ones, in the same run. */
+    limit?: PrefillLimit | undefined;
+  }>;
+  /** The same raw prefill at 1 and 2 threads: whether the node's thread count is the faster one here. */
+  threadsCheck?: PrefillLimit[] | undefined;
   lowConfidence: Array<{
     router: RouterName;
     threshold: number;
@@ -38,6 +47,7 @@ export function readMisroutedNotes(resultsDir: string): MisroutedNotes {
   return existsSync(path) ? misroutedNotesSchema.parse(JSON.parse(readFileSync(path, "utf8"))) : {};
 }
 
+const rate = (l: PrefillLimit) => ((l.tokens / l.ms) * 1000).toFixed(0);
 const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
 /** The route eval as Markdown: the summary table (the README's), then per-label figures and confusions. */
@@ -50,7 +60,20 @@ export function renderRouteEvalMarkdown(report: RouteEvalReport, notes: Misroute
     "",
     renderRouteSummaryTable(report),
     "",
+    "Prefilled tokens: what a route hop evaluated (p50; in brackets the p50 it reused from the KV slot). Raw " +
+      "prefill: node-llama-cpp alone evaluating that many tokens after that many held ones, same model and threads, " +
+      "measured right after the row's hops; hop / raw is the route hop's p50 over it. steady: test's multi-turn " +
+      "examples as turn N of a conversation whose earlier turns were routed first in the same slot.",
+    "",
   ];
+  const check = report.threadsCheck ?? [];
+  if (check.length > 0) {
+    const rates = check.map((c) => `${c.threads} thread(s) ${c.ms.toFixed(1)} ms (${rate(c)} tok/s)`);
+    lines.push(
+      `Threads: the same raw prefill (${check[0]?.tokens} tokens after ${check[0]?.heldTokens}) at ${rates.join(", ")}.`,
+      "",
+    );
+  }
   if (report.lowConfidence.length > 0) {
     lines.push("## Low-confidence rule (keep the previous specialist), threshold chosen on dev", "");
     lines.push(
@@ -103,13 +126,16 @@ export function renderRouteEvalMarkdown(report: RouteEvalReport, notes: Misroute
 
 export function renderRouteSummaryTable(report: RouteEvalReport): string {
   const rows = [
-    "| router | set | n | accuracy | macro-F1 | ECE | route hop p50 / p95 |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
+    "| router | set | n | accuracy | macro-F1 | ECE | route hop p50 / p95 | prefilled tokens p50 (reused) | raw prefill | hop / raw |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
-  for (const { router, set, metrics: m } of report.results) {
+  for (const { router, set, metrics: m, limit } of report.results) {
     const hop = m.hopMs ? `${m.hopMs.p50.toFixed(0)} / ${m.hopMs.p95.toFixed(0)} ms` : "–";
+    const tokens = m.prefillTokens ? `${m.prefillTokens.p50} (${m.prefillTokens.cachedP50})` : "–";
+    const raw = limit ? `${limit.ms.toFixed(0)} ms` : "–";
+    const ratio = limit && m.hopMs ? `${(m.hopMs.p50 / limit.ms).toFixed(1)}×` : "–";
     rows.push(
-      `| ${router} | ${set} | ${m.n} | ${pct(m.accuracy)} | ${m.macroF1.toFixed(3)} | ${m.ece.toFixed(3)} | ${hop} |`,
+      `| ${router} | ${set} | ${m.n} | ${pct(m.accuracy)} | ${m.macroF1.toFixed(3)} | ${m.ece.toFixed(3)} | ${hop} | ${tokens} | ${raw} | ${ratio} |`,
     );
   }
   return rows.join("\n");

@@ -8,6 +8,9 @@ export interface RoutePrediction {
   confidence: number;
   /** Edge-measured route hop time; absent for routers that make no hop (the keyword baseline). */
   hopMs?: number | undefined;
+  /** Prompt tokens the hop evaluated (not found in the KV slot) and those it reused; absent without a hop. */
+  prefillTokens?: number | undefined;
+  cachedTokens?: number | undefined;
   /** The label of the turn before, when the example has earlier turns. */
   previous?: string | undefined;
 }
@@ -22,6 +25,8 @@ export interface RouteMetrics {
   /** Expected calibration error over `bins` equal-width confidence bins. */
   ece: number;
   hopMs: { p50: number; p95: number } | null;
+  /** Per hop: evaluated (uncached) and reused prompt tokens, p50; null without hops. */
+  prefillTokens?: { p50: number; cachedP50: number } | null;
 }
 
 export function measureRouting(
@@ -47,6 +52,8 @@ export function measureRouting(
   );
   const correct = predictions.filter((p) => p.gold === p.predicted).length;
   const hops = predictions.flatMap((p) => (p.hopMs === undefined ? [] : [p.hopMs]));
+  const prefilled = predictions.flatMap((p) => (p.prefillTokens === undefined ? [] : [p.prefillTokens]));
+  const cached = predictions.flatMap((p) => (p.cachedTokens === undefined ? [] : [p.cachedTokens]));
   return {
     n: predictions.length,
     accuracy: predictions.length === 0 ? 0 : correct / predictions.length,
@@ -55,6 +62,8 @@ export function measureRouting(
     confusion,
     ece: expectedCalibrationError(predictions, bins),
     hopMs: hops.length === 0 ? null : { p50: percentile(hops, 50), p95: percentile(hops, 95) },
+    prefillTokens:
+      prefilled.length === 0 ? null : { p50: percentile(prefilled, 50), cachedP50: percentile(cached, 50) },
   };
 }
 
