@@ -26,8 +26,8 @@ const { values: flags } = parseArgs({
     nodes: { type: "string", default: "4" },
     "kill-every": { type: "string", default: "1000" },
     "turns-per-conversation": { type: "string", default: "10" },
-    words: { type: "string", default: "12" },
-    "word-ms": { type: "string", default: "15" },
+    words: { type: "string", default: "32" },
+    "word-ms": { type: "string", default: "25" },
     out: {
       type: "string",
       default: process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results"),
@@ -65,35 +65,41 @@ const startNode = () => {
 await Promise.all(Array.from({ length: NODES }, () => startNode().ready));
 const edge = await spawnBenchEdge({ name: "soak", natsWsUrl: nats.wsUrl, devApiKey: KEY });
 
+const started = performance.now();
 const chaos: SoakChaosEvent[] = [];
 let nextKill = KILL_EVERY;
 let natsRestarted = false;
 const chaosRuns: Array<Promise<void>> = [];
+const sinceStart = () => Math.round((performance.now() - started) / 100) / 10;
 const killOne = async (atTurn: number) => {
   const live = [...nodes.values()];
   const victim = live[Math.floor(Math.random() * live.length)] as GpuNodeProcess;
   nodes.delete(victim.nodeId);
   await victim.stop({ force: true });
-  const started = performance.now();
+  const restarting = performance.now();
   const replacement = startNode();
   await replacement.ready;
   chaos.push({
     atTurn,
-    what: `SIGKILL ${victim.nodeId}; ${replacement.nodeId} ready in ${Math.round(performance.now() - started)} ms`,
+    atS: sinceStart(),
+    what: `SIGKILL ${victim.nodeId}; ${replacement.nodeId} ready in ${Math.round(performance.now() - restarting)} ms`,
   });
   log(chaos.at(-1)?.what ?? "");
 };
 const restartNats = async (atTurn: number) => {
-  const started = performance.now();
+  const stopping = performance.now();
   await nats.stop();
   await new Promise((r) => setTimeout(r, 1_000));
   await nats.start();
-  chaos.push({ atTurn, what: `nats-server restarted (down ${Math.round(performance.now() - started)} ms)` });
+  chaos.push({
+    atTurn,
+    atS: sinceStart(),
+    what: `nats-server restarted (down ${Math.round(performance.now() - stopping)} ms)`,
+  });
   log(chaos.at(-1)?.what ?? "");
 };
 
 log(`${TURNS} turns at concurrency ${CONCURRENCY} on ${NODES} nodes, a kill every ${KILL_EVERY} turns`);
-const started = performance.now();
 let driven: Awaited<ReturnType<typeof driveSoakTurns>>;
 try {
   driven = await driveSoakTurns({
@@ -103,7 +109,10 @@ try {
     turnsPerConversation: Number(flags["turns-per-conversation"]),
     concurrency: CONCURRENCY,
     maxOutputTokens: 64,
-    onTurn: (_turn, done) => {
+    epoch: started,
+    onTurn: (turn, done) => {
+      if (turn.attemptErrors.length > 0)
+        log(`turn ${turn.responseId ?? turn.conversation} ${turn.outcome}: ${turn.attemptErrors.join(", ")}`);
       if (done >= nextKill && nextKill < TURNS) {
         nextKill += KILL_EVERY;
         chaosRuns.push(killOne(done));
@@ -179,6 +188,24 @@ const report: SoakReport = {
     driven.turns.flatMap((t) => t.attemptErrors.slice(0, t.errorKind ? -1 : undefined)),
   ),
   conversationErrors: countBy(driven.conversationErrors),
+  slowest: [...driven.turns]
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 8)
+    .map((t) => ({
+      endedAtS: t.endedAtS,
+      ms: Math.round(t.ms),
+      outcome: t.outcome,
+      attempts: t.attemptErrors.join(", ") || "one",
+    })),
+  unacknowledged: driven.turns
+    .filter((t) => t.outcome !== "completed" && t.outcome !== "incomplete")
+    .slice(0, 20)
+    .map((t) => ({
+      endedAtS: t.endedAtS,
+      ms: Math.round(t.ms),
+      outcome: t.outcome,
+      attempts: t.attemptErrors.join(", "),
+    })),
   anomalyExamples: driven.turns
     .flatMap((t) => t.anomalies.map((a) => `${t.responseId ?? "?"}: ${a}`))
     .slice(0, 10),

@@ -17,6 +17,8 @@ export interface SoakTurn {
   /** Every attempt's error kind, the retried ones included. */
   attemptErrors: string[];
   ms: number;
+  /** Seconds since the soak began when the turn ended, to line errors up with the faults. */
+  endedAtS: number;
   takeovers: number;
   /** Breaks of the stream contract: events twice or missing, final text not the deltas. */
   anomalies: string[];
@@ -43,6 +45,8 @@ export async function runSoakTurn(o: {
   conversation: string;
   index: number;
   maxOutputTokens: number;
+  /** `performance.now()` when the soak began. */
+  epoch: number;
 }): Promise<SoakTurn> {
   const input = `${TOPICS[o.index % TOPICS.length] as string} (${o.conversation} #${o.index})`;
   const started = performance.now();
@@ -53,6 +57,7 @@ export async function runSoakTurn(o: {
     outcome: "error",
     attemptErrors: [],
     ms: 0,
+    endedAtS: 0,
     takeovers: 0,
     anomalies: [],
   };
@@ -62,6 +67,7 @@ export async function runSoakTurn(o: {
     await new Promise((r) => setTimeout(r, 250 * attempt));
   }
   turn.ms = performance.now() - started;
+  turn.endedAtS = Math.round((performance.now() - o.epoch) / 100) / 10;
   return turn;
 }
 
@@ -165,6 +171,7 @@ export async function driveSoakTurns(o: {
   turnsPerConversation: number;
   concurrency: number;
   maxOutputTokens: number;
+  epoch: number;
   onTurn: (turn: SoakTurn, done: number) => void;
 }): Promise<{ turns: SoakTurn[]; conversations: string[]; conversationErrors: string[] }> {
   const turns: SoakTurn[] = [];

@@ -4,6 +4,8 @@ import { renderFacts, renderMarkdownTable } from "./render-markdown-row.ts";
 export interface SoakChaosEvent {
   /** Turns finished when it happened. */
   atTurn: number;
+  /** Seconds since the soak began. */
+  atS: number;
   what: string;
 }
 
@@ -30,10 +32,26 @@ export interface SoakReport {
   /** Attempts refused or cut that a retry with the same key then got past (or tried to). */
   retriedErrorsByKind: Record<string, number>;
   conversationErrors: Record<string, number>;
+  /** The slowest turns and the unacknowledged ones, with when they ended, to line them up with the faults. */
+  slowest: SoakTurnLine[];
+  unacknowledged: SoakTurnLine[];
   anomalyExamples: string[];
   chaos: SoakChaosEvent[];
   reconciliation: SoakReconciliation;
 }
+
+export interface SoakTurnLine {
+  endedAtS: number;
+  ms: number;
+  outcome: string;
+  attempts: string;
+}
+
+const renderTurnLines = (lines: readonly SoakTurnLine[]) =>
+  renderMarkdownTable(
+    ["ended at s", "ms", "outcome", "attempt errors"],
+    lines.map((l) => [l.endedAtS, l.ms, l.outcome, l.attempts]),
+  );
 
 const renderCounts = (counts: Record<string, number>) =>
   Object.keys(counts).length === 0
@@ -117,9 +135,16 @@ export function renderSoakReport(r: SoakReport): string {
     "## Faults injected",
     "",
     ...renderMarkdownTable(
-      ["after turn", "fault"],
-      r.chaos.map((e) => [e.atTurn, e.what]),
+      ["after turn", "at s", "fault"],
+      r.chaos.map((e) => [e.atTurn, e.atS, e.what]),
     ),
     "",
+    "Slowest turns:",
+    "",
+    ...renderTurnLines(r.slowest),
+    "",
+    ...(r.unacknowledged.length > 0
+      ? ["Unacknowledged turns (first 20):", "", ...renderTurnLines(r.unacknowledged), ""]
+      : []),
   ].join("\n");
 }

@@ -100,8 +100,8 @@ const nc = await connect({
 await startGpuNode({
   nc,
   engine: createScriptedEngine({
-    words: Number(env.MOL_SOAK_WORDS ?? 12),
-    wordMs: Number(env.MOL_SOAK_WORD_MS ?? 15),
+    words: Number(env.MOL_SOAK_WORDS ?? 32),
+    wordMs: Number(env.MOL_SOAK_WORD_MS ?? 25),
   }),
   nodeId,
   maxConcurrent: Number(env.MOL_MAX_CONCURRENT ?? 64),
