@@ -103,9 +103,8 @@ async function attemptTurn(
     return fail(`fetch_${readCause(error)}`, true);
   }
   if (!response.ok || !response.body) {
-    const body = (await response.json().catch(() => ({}))) as { error?: { code?: string } };
     return fail(
-      `http_${response.status}_${body.error?.code ?? "unknown"}`,
+      `http_${response.status}_${await readErrorCode(response)}`,
       RETRIED_STATUSES.has(response.status),
     );
   }
@@ -153,6 +152,17 @@ async function attemptTurn(
   return false;
 }
 
+/** The OpenAI envelope's code or type; a body that is no envelope (a proxy's, workerd's own) by its first words. */
+async function readErrorCode(response: Response): Promise<string> {
+  const text = await response.text().catch(() => "");
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string | null; type?: string } };
+    return body.error?.code ?? body.error?.type ?? "no_code";
+  } catch {
+    return `text:${text.slice(0, 40).replace(/\s+/g, "_")}`;
+  }
+}
+
 function readCause(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   const code =
@@ -187,7 +197,7 @@ export async function driveSoakTurns(o: {
           body: "{}",
         });
         if (response.ok) return ((await response.json()) as { id: string }).id;
-        conversationErrors.push(`http_${response.status}`);
+        conversationErrors.push(`http_${response.status}_${await readErrorCode(response)}`);
       } catch (error) {
         conversationErrors.push(`fetch_${readCause(error)}`);
       }
