@@ -3,8 +3,10 @@
  * turns (and a fresh one started, so N stay) and nats-server restarted once; then every acknowledged response
  * is reconciled against the stored items through the public API. Writes test/bench/results/soak.json and soak.md
  * and exits non-zero when an event was lost or duplicated. Not in CI: the full size runs for many minutes.
- * Flags: --turns, --concurrency, --nodes, --kill-every, --turns-per-conversation, --words, --word-ms, --out.
+ * Flags: --turns, --concurrency, --nodes, --kill-every, --turns-per-conversation, --words, --word-ms, --out,
+ * --max-minutes (stop starting turns then and report those driven), --edge-log (wrangler's output to a file).
  */
+import { appendFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -28,6 +30,8 @@ const { values: flags } = parseArgs({
     "turns-per-conversation": { type: "string", default: "10" },
     words: { type: "string", default: "32" },
     "word-ms": { type: "string", default: "25" },
+    "max-minutes": { type: "string" },
+    "edge-log": { type: "string" },
     out: {
       type: "string",
       default: process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results"),
@@ -40,6 +44,7 @@ const NODES = Number(flags.nodes);
 const KILL_EVERY = Number(flags["kill-every"]);
 /** Halfway between two kills in the middle of the run, so its failures are told apart from theirs. */
 const NATS_RESTART_AT = Math.floor(TURNS / 2 / KILL_EVERY) * KILL_EVERY + Math.floor(KILL_EVERY / 2);
+const MAX_MS = flags["max-minutes"] === undefined ? undefined : Number(flags["max-minutes"]) * 60_000;
 const KEY = "sk-bench-soak";
 const log = (line: string) =>
   process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -63,7 +68,15 @@ const startNode = () => {
   return node;
 };
 await Promise.all(Array.from({ length: NODES }, () => startNode().ready));
-const edge = await spawnBenchEdge({ name: "soak", natsWsUrl: nats.wsUrl, devApiKey: KEY });
+const edgeLog = flags["edge-log"];
+const edge = await spawnBenchEdge({
+  name: "soak",
+  natsWsUrl: nats.wsUrl,
+  devApiKey: KEY,
+  ...(edgeLog
+    ? { onLog: (line: string) => appendFileSync(edgeLog, `${new Date().toISOString()} ${line}\n`) }
+    : {}),
+});
 
 const started = performance.now();
 const chaos: SoakChaosEvent[] = [];
@@ -110,6 +123,7 @@ try {
     concurrency: CONCURRENCY,
     maxOutputTokens: 64,
     epoch: started,
+    stopped: () => MAX_MS !== undefined && performance.now() - started > MAX_MS,
     onTurn: (turn, done) => {
       if (turn.attemptErrors.length > 0)
         log(`turn ${turn.responseId ?? turn.conversation} ${turn.outcome}: ${turn.attemptErrors.join(", ")}`);
@@ -166,6 +180,7 @@ const report: SoakReport = {
     killEvery: KILL_EVERY,
     natsRestartAt: NATS_RESTART_AT,
     turnsPerConversation: Number(flags["turns-per-conversation"]),
+    ...(MAX_MS === undefined ? {} : { maxMinutes: MAX_MS / 60_000 }),
     engine: `scripted (${flags.words} words, ${flags["word-ms"]} ms apart)`,
   },
   seconds: round(seconds, 1),

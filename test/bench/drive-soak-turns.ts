@@ -182,6 +182,8 @@ export async function driveSoakTurns(o: {
   concurrency: number;
   maxOutputTokens: number;
   epoch: number;
+  /** True once the run's time is up: no client starts another turn, the report covers those driven. */
+  stopped: () => boolean;
   onTurn: (turn: SoakTurn, done: number) => void;
 }): Promise<{ turns: SoakTurn[]; conversations: string[]; conversationErrors: string[] }> {
   const turns: SoakTurn[] = [];
@@ -207,13 +209,13 @@ export async function driveSoakTurns(o: {
   };
   await Promise.all(
     Array.from({ length: o.concurrency }, async () => {
-      while (claimed < o.turns) {
+      while (claimed < o.turns && !o.stopped()) {
         const size = Math.min(o.turnsPerConversation, o.turns - claimed);
         claimed += size;
         const id = await createConversation();
         if (!id) continue;
         conversations.push(id);
-        for (let index = 0; index < size; index++) {
+        for (let index = 0; index < size && !o.stopped(); index++) {
           const turn = await runSoakTurn({ ...o, conversation: id, index });
           turns.push(turn);
           o.onTurn(turn, turns.length);

@@ -124,7 +124,8 @@ export async function reconcileSoak(o: {
         r.duplicated += 1;
         note(`${conversation}: item ${item.id} (${item.role ?? "?"}) belongs to no client turn`);
       }
-    const listedOrder = items.map((item) => item.id).filter((id) => known.has(id));
+    // An id listed twice is counted above, as a duplicate; the order check reads each id once.
+    const listedOrder = [...counts.keys()].filter((id) => known.has(id));
     if (listedOrder.join() !== expectedOrder.join()) {
       r.orderViolations += 1;
       note(`${conversation}: items ${listedOrder.join(",")} against sent ${expectedOrder.join(",")}`);
