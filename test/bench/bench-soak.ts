@@ -131,7 +131,9 @@ try {
         nextKill += KILL_EVERY;
         chaosRuns.push(killOne(done));
       }
-      if (!natsRestarted && done >= NATS_RESTART_AT) {
+      // A run cut short by --max-minutes still gets its restart: at half its time if the turn count is far off.
+      const halfTime = MAX_MS !== undefined && performance.now() - started > MAX_MS / 2;
+      if (!natsRestarted && (done >= NATS_RESTART_AT || halfTime)) {
         natsRestarted = true;
         chaosRuns.push(restartNats(done));
       }
