@@ -23,15 +23,21 @@ export function spawnGpuNode(options: {
   env: Record<string, string | undefined>;
   onOutput?: (text: string) => void;
   readyTimeoutMs?: number;
+  /** Another composition root with main.ts's ready line (the soak's scripted-engine node); default main.ts. */
+  entryScript?: string;
 }): GpuNodeProcess {
   const { nodeId } = options;
   // Its own process group, so the launcher decides when it stops (a terminal's Ctrl-C goes to the launcher only).
   const child = trackGroup(
-    spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "gpu-nodes", "src", "main.ts")], {
-      cwd: REPO_ROOT,
-      env: { ...options.env, MOL_NODE_ID: nodeId, MOL_NATS_URL: options.natsUrl },
-      detached: true,
-    }),
+    spawn(
+      process.execPath,
+      ["--import", "tsx", options.entryScript ?? join(REPO_ROOT, "gpu-nodes", "src", "main.ts")],
+      {
+        cwd: REPO_ROOT,
+        env: { ...options.env, MOL_NODE_ID: nodeId, MOL_NATS_URL: options.natsUrl },
+        detached: true,
+      },
+    ),
   );
   let output = "";
   const collect = (chunk: Buffer) => {

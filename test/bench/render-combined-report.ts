@@ -15,6 +15,8 @@ export function renderCombinedReport(o: {
   command: string;
   machine: Record<string, string | number>;
   sections: readonly BenchSection[];
+  /** Reports of benchmarks this run does not run (the soak), linked when their files are in the results. */
+  linked?: ReadonlyArray<{ file: string; title: string; command: string }>;
 }): string {
   const lines = [
     "# molmesh benchmarks",
@@ -34,6 +36,10 @@ export function renderCombinedReport(o: {
       (s) => `| ${s.name} | ${Math.round(s.seconds)} s | ${s.failure ? "**failed**" : "ok"} |`,
     ),
     "",
+    ...(o.linked ?? []).flatMap((l) => [
+      `${l.title}: [${l.file}](${l.file}), from \`${l.command}\`, which this run does not run.`,
+      "",
+    ]),
   ];
   for (const section of o.sections) {
     if (section.markdown) lines.push(section.markdown.replace(/^(#+) /gm, "#$1 ").trimEnd(), "");

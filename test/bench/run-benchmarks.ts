@@ -4,6 +4,7 @@
  * CI-sized form into a temporary folder, leaving the committed results alone, and exits non-zero if a benchmark
  * fails or any of its figures is empty or NaN.
  */
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,6 +58,15 @@ const BENCHES: readonly BenchSpec[] = [
   },
 ];
 
+/** Too long for every run: their own command writes their report, which the combined one links when present. */
+const LINKED = [
+  {
+    file: "soak.md",
+    title: "Soak (node SIGKILLs and a nats-server restart under load, reconciled)",
+    command: "npm run bench:soak",
+  },
+];
+
 const smoke = process.argv.includes("--smoke");
 const outDir = smoke
   ? await mkdtemp(join(tmpdir(), "molmesh-bench-smoke-"))
@@ -89,7 +99,12 @@ for (const bench of BENCHES) {
 const command = smoke ? "npm run bench:smoke" : "npm run bench";
 await writeFile(
   join(outDir, "REPORT.md"),
-  renderCombinedReport({ command, machine: collectMachineFacts(), sections }),
+  renderCombinedReport({
+    command,
+    machine: collectMachineFacts(),
+    sections,
+    linked: LINKED.filter((l) => existsSync(join(outDir, l.file))),
+  }),
 );
 const failed = sections.filter((s) => s.failure);
 process.stderr.write(
