@@ -146,9 +146,15 @@ export const routeDecisionEventSchema = z.object({
     .optional(),
   /**
    * How long the turn waited for the previous turn's summary before its user line was appended (ms, edge clock):
-   * only a turn routed to another specialist than the previous one waits, and at most the summary's bound.
+   * only a turn routed to another specialist than the previous one waits (the `bounded` summary wait), and at most
+   * its bound.
    */
   summaryWaitMs: z.number().nonnegative().optional(),
+  /**
+   * True when the previous turn's summary was still running as this turn's user line went in, under the
+   * harness's `interim` summary wait: the other specialists' views got that turn's interim line (no wait).
+   */
+  summaryInterim: z.literal(true).optional(),
 });
 
 /**

@@ -129,6 +129,30 @@ export const compactionSettingsSchema = z.object({
 });
 export type CompactionSettings = z.infer<typeof compactionSettingsSchema>;
 
+/** The interim line's answer opening, when the harness does not set one: a sentence or two of English. */
+export const DEFAULT_INTERIM_MAX_BYTES = 160;
+
+/**
+ * What a turn does about the previous turn's summary when that summary is still running as its user line goes
+ * in (summaries run off the critical path, and a summary can reach a view in full only before the next user
+ * line: see views-reducer.ts).
+ * - `interim` (the default): no turn waits. The other specialists' views get an interim line for the previous
+ *   turn, in the summary line's form: a marked opening of the answer, at most `interimMaxBytes` (and never more
+ *   than that specialist's `summary.viewMaxBytes`, so it fits the reserve a summary line has). The summary, when
+ *   it lands, reaches only the compact forms of its turn. A summary that failed leaves no interim line.
+ * - `bounded`: a turn routed to another specialist than the previous turn's waits for that summary, at most
+ *   `maxMs` (absent: the summary hop's own bound); one later still reaches only the compact forms, and the views
+ *   show nothing of that answer until its turn compacts.
+ */
+export const summaryWaitSettingsSchema = z.discriminatedUnion("mode", [
+  z.strictObject({
+    mode: z.literal("interim"),
+    interimMaxBytes: z.int().min(16).max(MAX_VIEW_BUDGET_BYTES).optional(),
+  }),
+  z.strictObject({ mode: z.literal("bounded"), maxMs: timeoutMsSchema.optional() }),
+]);
+export type SummaryWaitSettings = z.infer<typeof summaryWaitSettingsSchema>;
+
 export const harnessFieldsSchema = z.object({
   version: z.literal(HARNESS_VERSION),
   /** KV tokens per slot on the GPU nodes (`MOL_CONTEXT_SIZE`); every hop's prompt + completion must fit. */
@@ -140,6 +164,8 @@ export const harnessFieldsSchema = z.object({
   defaultLabel: adapterIdSchema,
   templates: harnessTemplatesSchema,
   compaction: compactionSettingsSchema,
+  /** Absent: `{ mode: "interim" }`. */
+  summaryWait: summaryWaitSettingsSchema.optional(),
 });
 export type HarnessDocument = z.infer<typeof harnessFieldsSchema>;
 export type HarnessDocumentInput = z.input<typeof harnessFieldsSchema>;
@@ -147,4 +173,9 @@ export type HarnessDocumentInput = z.input<typeof harnessFieldsSchema>;
 /** Own keys only: a label such as "constructor" must not find Object.prototype's members. */
 export function findSpecialist(harness: HarnessDocument, label: string): SpecialistSettings | undefined {
   return Object.hasOwn(harness.specialists, label) ? harness.specialists[label] : undefined;
+}
+
+/** The harness's summary wait policy, its default filled in. */
+export function readSummaryWait(harness: HarnessDocument): SummaryWaitSettings {
+  return harness.summaryWait ?? { mode: "interim" };
 }

@@ -40,6 +40,22 @@ export function renderSummaryLine(
   return summaryLine.replace("{label}", () => label).replace("{text}", () => clipped) + lineEnd;
 }
 
+/** Marks an interim line: the answer's opening, standing in for a summary that had not landed in time. */
+export const INTERIM_NOTE = "(opening of the answer) ";
+
+/**
+ * How a specialist's turn appears to the others when its summary had not landed as the next turn began (the
+ * `interim` summary wait): a summary line of the note and the answer's opening, clipped to `maxBytes` in all.
+ */
+export function renderInterimLine(
+  harness: HarnessDocument,
+  label: string,
+  answerText: string,
+  maxBytes: number,
+): string {
+  return renderSummaryLine(harness, label, INTERIM_NOTE + answerText, maxBytes);
+}
+
 /** What the summary prompt adds after the specialist's view. */
 export function renderSummarySuffix(harness: HarnessDocument, instruction: string): string {
   return renderSystemLine(harness, instruction) + harness.templates.summaryCue;

@@ -5,6 +5,8 @@ import { ConversationTurns } from "../../workers/src/conversation/conversation-t
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import type { TimelineEventOf } from "../../schema/db/timeline-event.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import {
   META,
   MemoryConversationStore,
@@ -36,15 +38,20 @@ function heldSummaries() {
   };
 }
 
+/** Today's default harness under the `bounded` summary wait: a turn routed elsewhere waits for the summary. */
+const BOUNDED_HARNESS: HarnessDocument = { ...DEFAULT_HARNESS, summaryWait: { mode: "bounded" } };
+
 function conversation(
   script: Parameters<typeof createScriptedHops>[0],
   replyMs = 1_000,
   now = () => performance.now(),
+  harness: HarnessDocument = DEFAULT_HARNESS,
 ) {
   const scripted = createScriptedHops(script);
   const store = new MemoryConversationStore(META);
   const { deps, outbox } = createTestDeps(scripted.hops, {
     now,
+    harness,
     hopTimeouts: { firstPartMs: 1_000, stallMs: 1_000, replyMs },
   });
   const turns = new ConversationTurns({ ...deps, store, outbox });
@@ -80,15 +87,20 @@ describe("the next turn and the previous summary", () => {
     expect(c.types().slice(6).sort()).toEqual(["summary:turn_t1", "summary:turn_t2"]);
   });
 
-  it("waits for that summary when routed to another specialist, so its view holds it", async () => {
+  it("waits for that summary when routed to another specialist, so its view holds it (bounded)", async () => {
     const labels = ["coding", "chat"];
-    const c = conversation({
-      route: () => Promise.resolve({ label: labels.shift() ?? "chat" }),
-      summary: async (input) => {
-        await new Promise((resolve) => setTimeout(resolve, 60));
-        return { text: `Summary of ${input.turnId}.` };
+    const c = conversation(
+      {
+        route: () => Promise.resolve({ label: labels.shift() ?? "chat" }),
+        summary: async (input) => {
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          return { text: `Summary of ${input.turnId}.` };
+        },
       },
-    });
+      1_000,
+      undefined,
+      BOUNDED_HARNESS,
+    );
     await c.turn("first question");
     await c.turn("second question");
     await c.turns.afterTurns(() => Promise.resolve());
@@ -104,12 +116,14 @@ describe("the next turn and the previous summary", () => {
     expect(c.scripted.calls.answer[1]?.view).toContain("Summary of turn_t1.");
   });
 
-  it("waits at most the summary's bound, and a late summary does not reach the new turn's view", async () => {
+  it("waits at most the summary's bound, and a late summary does not reach the new turn's view (bounded)", async () => {
     const labels = ["coding", "chat"];
     const held = heldSummaries();
     const c = conversation(
       { route: () => Promise.resolve({ label: labels.shift() ?? "chat" }), summary: held.summary },
       80,
+      undefined,
+      BOUNDED_HARNESS,
     );
     await c.turn("first question");
     const started = performance.now();
@@ -123,6 +137,55 @@ describe("the next turn and the previous summary", () => {
     held.releaseAll();
     await c.turns.afterTurns(() => Promise.resolve());
     expect(c.types()).toContain("summary:turn_t1");
+  });
+
+  it("waits at most the harness's maxMs when it sets one (bounded)", async () => {
+    const labels = ["coding", "chat"];
+    const held = heldSummaries();
+    const harness: HarnessDocument = { ...DEFAULT_HARNESS, summaryWait: { mode: "bounded", maxMs: 40 } };
+    const c = conversation(
+      { route: () => Promise.resolve({ label: labels.shift() ?? "chat" }), summary: held.summary },
+      1_000,
+      undefined,
+      harness,
+    );
+    await c.turn("first question");
+    await c.turn("second question");
+    const waited = c.routeOf("turn_t2")?.summaryWaitMs ?? 0;
+    expect(waited).toBeGreaterThanOrEqual(30);
+    expect(waited).toBeLessThan(500);
+    held.releaseAll();
+    await c.turns.afterTurns(() => Promise.resolve());
+  });
+
+  it("does not wait by default: another specialist's view gets the answer's opening as an interim line", async () => {
+    const labels = ["coding", "chat", "chat"];
+    const held = heldSummaries();
+    const c = conversation(
+      { route: () => Promise.resolve({ label: labels.shift() ?? "chat" }), summary: held.summary },
+      5_000,
+    );
+    await c.turn("first question");
+    const started = performance.now();
+    const second = await c.turn("second question");
+    expect(second.at(-1)?.type).toBe("turn-finish");
+    // The summary hop's bound is 5 s here: the turn did not wait for it.
+    expect(performance.now() - started).toBeLessThan(1_000);
+    const route = c.routeOf("turn_t2");
+    expect(route?.summaryWaitMs).toBeUndefined();
+    expect(route?.summaryInterim).toBe(true);
+    const chatView = c.scripted.calls.answer[1]?.view ?? "";
+    expect(chatView).toContain("[coding] (opening of the answer) Hello there.");
+    expect(chatView.indexOf("(opening of the answer)")).toBeLessThan(chatView.indexOf("second question"));
+    expect(chatView).not.toContain("Summary of turn_t1.");
+    held.releaseAll();
+    await c.turns.afterTurns(() => Promise.resolve());
+    expect(c.types()).toContain("summary:turn_t1");
+    // The late summary changed nothing in the views: turn 3's prompt extends turn 2's view.
+    await c.turn("third question");
+    const third = c.scripted.calls.answer[2]?.view ?? "";
+    expect(third.startsWith(chatView)).toBe(true);
+    expect(c.routeOf("turn_t3")?.summaryInterim).toBeUndefined();
   });
 });
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { canonicalizeJson, hashHarness } from "../../schema/harness/content-hash.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
+import { readSummaryWait } from "../../schema/harness/harness-settings.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -92,8 +93,36 @@ describe("the harness document", () => {
       "a summary line without {text}",
       (d) => ({ ...d, templates: { ...d.templates, summaryLine: "[{label}]" } }),
     ],
+    ["a summary wait of an unknown mode", (d) => ({ ...d, summaryWait: { mode: "forever" } })],
+    [
+      "an interim summary wait with a wait bound",
+      (d) => ({ ...d, summaryWait: { mode: "interim", maxMs: 50 } }),
+    ],
+    [
+      "a bounded summary wait with an interim line size",
+      (d) => ({ ...d, summaryWait: { mode: "bounded", interimMaxBytes: 64 } }),
+    ],
+    [
+      "an interim line under 16 bytes",
+      (d) => ({ ...d, summaryWait: { mode: "interim", interimMaxBytes: 8 } }),
+    ],
+    ["a summary wait bound of 0 ms", (d) => ({ ...d, summaryWait: { mode: "bounded", maxMs: 0 } })],
   ])("refuses %s", (_name, change) => {
     expect(harnessDocumentSchema.safeParse(change(DEFAULT_HARNESS)).success).toBe(false);
+  });
+
+  it("accepts either summary wait, and reads an absent one as interim", () => {
+    for (const summaryWait of [
+      { mode: "interim" },
+      { mode: "interim", interimMaxBytes: 64 },
+      { mode: "bounded" },
+      { mode: "bounded", maxMs: 500 },
+    ] as const) {
+      const parsed = harnessDocumentSchema.parse({ ...DEFAULT_HARNESS, summaryWait });
+      expect(readSummaryWait(parsed)).toEqual(summaryWait);
+    }
+    expect(DEFAULT_HARNESS.summaryWait).toBeUndefined();
+    expect(readSummaryWait(DEFAULT_HARNESS)).toEqual({ mode: "interim" });
   });
 
   it("hashes to sha256:<64 hex> of the canonical JSON", async () => {

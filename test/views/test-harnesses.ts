@@ -1,6 +1,7 @@
 import { CHAT_TEMPLATE_FAMILIES, chatTemplateFamilySchema } from "../../schema/harness/chat-templates.ts";
 import { DEFAULT_HARNESS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
+import type { SummaryWaitSettings } from "../../schema/harness/harness-settings.ts";
 import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
 
 /** Replaces every specialist's settings with `patch` applied, and validates the result. */
@@ -45,6 +46,16 @@ export const ROOMY_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
   ...DEFAULT_HARNESS,
   specialists: withSpecialists(DEFAULT_HARNESS, (s) => ({ ...s, answerViewMaxBytes: 512 })),
 });
+
+/** `harness` under another summary wait policy. */
+export function withSummaryWait(harness: HarnessDocument, summaryWait: SummaryWaitSettings): HarnessDocument {
+  return harnessDocumentSchema.parse({ ...harness, summaryWait });
+}
+
+/** The default harness as it ran before the interim line: a turn routed elsewhere waits for the summary. */
+export const BOUNDED_HARNESS = withSummaryWait(DEFAULT_HARNESS, { mode: "bounded" });
+/** Small budgets and the smallest interim line: the opening's clip and the compactions meet often. */
+export const SMALL_INTERIM_HARNESS = withSummaryWait(SMALL_HARNESS, { mode: "interim", interimMaxBytes: 16 });
 
 export function listAdapters(harness: HarnessDocument): string[] {
   return [harness.router.adapter, ...harness.router.labels];

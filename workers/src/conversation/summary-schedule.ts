@@ -1,5 +1,6 @@
 /**
- * When the next turn needs the previous turn's summary. The summary hop runs after the answer, outside the
+ * When the next turn needs the previous turn's summary (the `bounded` summary wait), or whether it gets an
+ * interim line instead (the `interim` one, see views-reducer.ts). The summary hop runs after the answer, outside the
  * conversation's turn queue, so a client that sends its next message the moment an answer ends does not wait
  * for it. Only one summary can still reach the views in full: that of the latest turn, and only while no later
  * turn has started (its user line would sit after the summary's place; see `applySummary`). So the next turn
@@ -26,6 +27,16 @@ export class SummarySchedule {
       this.#running.delete(landed);
       if (this.#latest === entry) this.#latest = undefined;
     });
+  }
+
+  /**
+   * The latest answered turn's summary is still running: neither `summary` nor `summary_failed` is in the
+   * timeline yet (asked of the timeline, which the summary's append reaches a few microtasks before `landed`).
+   */
+  running(timeline: { readTurn(turnId: string): ReadonlyArray<{ type: string }> }): boolean {
+    const latest = this.#latest;
+    if (!latest) return false;
+    return !timeline.readTurn(latest.turnId).some((e) => e.type === "summary" || e.type === "summary_failed");
   }
 
   /** A later turn's user line is in the views: the running summary can no longer reach them in full. */

@@ -7,9 +7,11 @@
  * 2. user message — `user_message` (after the turn's changed `instructions` and an item array's
  *    `context_messages`, if any; a turn whose function tools differ from the ones the views last showed has
  *    `tools_changed` right after it, stored turns only: a stateless prompt shows the request's tools itself),
- *    then `route_decision` (no await between); the client gets `turn-start`. A turn routed to another specialist
- *    than the previous turn's first waits (bounded) for that turn's summary, so its view holds it in full; see
- *    {@link SummarySchedule}.
+ *    then `route_decision` (no await between); the client gets `turn-start`. Under the harness's `interim`
+ *    summary wait (the default) nothing waits: if the previous turn's summary is still running, the other
+ *    specialists' views get that turn's interim line first (views-reducer.ts), and the route decision says so
+ *    (`summaryInterim`). Under `bounded`, a turn routed to another specialist than the previous turn's first
+ *    waits (bounded) for that turn's summary, so its view holds it in full; see {@link SummarySchedule}.
  * 3. streamed answer — the specialist's deltas (text, or function-call arguments under a `tools` constraint) go
  *    to the client as they come; the client's cancel (or a cancel by request, `POST /v1/responses/{id}/cancel`)
  *    aborts the hop. A node lost mid-stream is replaced by one that continues the answer from the text streamed
@@ -26,12 +28,13 @@
  *
  * Stored turns of one conversation run steps 1–5 one at a time (conversation-turns.ts). The summary of the
  * previous turn reaches the other specialists' views in full only if it lands before the next turn's user line:
- * a turn routed to the previous turn's own specialist does not wait for it (that specialist saw the whole
+ * a turn routed to the previous turn's own specialist never waits for it (that specialist saw the whole
  * answer), and a summary that lands later reaches only the compact forms of its turn.
  * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
  */
 import { toWireErrorPayload, type OutputConstraint } from "../../../schema/wire/v1/index.ts";
 import { toolsChanged, type ViewTool } from "../../../schema/harness/tools-block.ts";
+import { readSummaryWait } from "../../../schema/harness/harness-settings.ts";
 import type { TimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
@@ -204,9 +207,18 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       }),
     );
     const { summaries } = job;
+    const wait = readSummaryWait(harness);
     const summaryWaitMs =
-      summaries && (await stages.time("summaryWait", () => waitForSummary(deps, summaries, routed.label)));
-    const decision = summaryWaitMs === undefined ? routed : { ...routed, summaryWaitMs };
+      summaries && wait.mode === "bounded"
+        ? await stages.time("summaryWait", () => waitForSummary(deps, summaries, routed.label, wait.maxMs))
+        : undefined;
+    // Read right before the user line goes in (no await between): whether the reducer adds an interim line.
+    const summaryInterim = wait.mode === "interim" && summaries?.running(timeline) === true;
+    const decision = {
+      ...routed,
+      ...(summaryWaitMs === undefined ? {} : { summaryWaitMs }),
+      ...(summaryInterim ? { summaryInterim } : {}),
+    };
     append(...incoming);
     job.summaries?.clear();
     append(decision);
@@ -313,20 +325,20 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
 }
 
 /**
- * Waits for the previous turn's summary when `label`'s specialist would see it, at most that summary hop's own
- * bound (its harness timeout, capped by the reply deadline, per attempt): the ms waited.
+ * Waits for the previous turn's summary when `label`'s specialist would see it, at most `maxMs` when the harness
+ * sets it, else that summary hop's own bound (its harness timeout, capped by the reply deadline, per attempt):
+ * the ms waited.
  */
 async function waitForSummary(
   deps: TurnLoopDeps,
   summaries: SummarySchedule,
   label: string,
+  maxMs: number | undefined,
 ): Promise<number | undefined> {
   const specialist = deps.harness.specialists[label];
   const adapter = specialist?.adapter ?? label;
-  const limitMs = Math.min(
-    specialist?.summary.timeoutMs ?? deps.hopTimeouts.replyMs,
-    deps.hopTimeouts.replyMs,
-  );
+  const limitMs =
+    maxMs ?? Math.min(specialist?.summary.timeoutMs ?? deps.hopTimeouts.replyMs, deps.hopTimeouts.replyMs);
   return summaries.waitFor(adapter, limitMs, deps.now);
 }
 

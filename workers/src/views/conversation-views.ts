@@ -4,7 +4,7 @@ import { renderSystemLine } from "../../../schema/harness/render-view-lines.ts";
 import { countUtf8Bytes } from "../../../schema/harness/utf8.ts";
 
 /** Format tag of the stored state; a change of shape or rendering gets a new one (and a rebuild). */
-export const VIEWS_FORMAT = "molmesh.views.v1" as const;
+export const VIEWS_FORMAT = "molmesh.views.v2" as const;
 
 /** One turn as one adapter's view shows it. */
 export interface ViewTurn {
@@ -35,6 +35,11 @@ export interface TurnProgress {
   answeredBy: string | null;
   /** turn_failed or turn_cancelled arrived. */
   ended: boolean;
+  /**
+   * The answered turn's interim line (the `interim` summary wait), for the other specialists' views whose turn
+   * has no summary line when the next user line comes; absent otherwise.
+   */
+  interimLine?: string;
 }
 
 /**

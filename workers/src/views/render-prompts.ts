@@ -17,7 +17,7 @@ import {
   type ConversationViews,
   type ViewState,
 } from "./conversation-views.ts";
-import { appendToViewTurn, startViewTurn } from "./views-reducer.ts";
+import { appendToViewTurn, startViewTurn } from "./view-turns.ts";
 
 /** The route hop's prompt: the router's view + the route cue; the route line will start with that cue. */
 export function renderRoutePrompt(views: ConversationViews, harness: HarnessDocument): string {

@@ -4,41 +4,37 @@
  */
 import type { TimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
 import {
+  DEFAULT_INTERIM_MAX_BYTES,
   findSpecialist,
-  type CompactionSettings,
+  readSummaryWait,
   type HarnessDocument,
 } from "../../../schema/harness/harness-settings.ts";
 import { readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
 import {
   renderAnswerLine,
+  renderInterimLine,
   renderRouteLine,
   renderSummaryLine,
   renderSystemLine,
   renderUserLine,
 } from "../../../schema/harness/render-view-lines.ts";
 import { renderToolsBlock } from "../../../schema/harness/tools-block.ts";
+import { clipMiddleWithMark, countUtf8Bytes, cleanConversationText } from "../../../schema/harness/utf8.ts";
 import {
-  clipMiddleWithMark,
-  clipUtf8Bytes,
-  countUtf8Bytes,
-  cleanConversationText,
-} from "../../../schema/harness/utf8.ts";
-import {
-  ViewBudgetError,
   createConversationViews,
-  joinView,
   measureViewRoomBytes,
   type ConversationViews,
   type PendingContext,
   type TurnProgress,
   type ViewState,
-  type ViewTurn,
 } from "./conversation-views.ts";
+import { appendToViewTurn, startViewTurn } from "./view-turns.ts";
 
 /**
  * The views after one more timeline event. Pure: returns a new state and never mutates `views`. Events that
  * do not fit the turn order (a route or answer for a turn no longer in progress, a repeated one) change
- * nothing, so the result depends on the timeline alone. `summary_failed` appends nothing.
+ * nothing, so the result depends on the timeline alone. `summary_failed` appends nothing (and leaves its turn
+ * no interim line).
  */
 export function applyEventToViews(
   views: ConversationViews,
@@ -65,6 +61,7 @@ export function applyEventToViews(
         pending: { ...views.pending, messages: [...(views.pending?.messages ?? []), ...event.messages] },
       };
     case "summary_failed":
+      return applySummaryFailed(views, event.turnId);
     case "genui_validation":
     case "response_deleted":
     case "item_deleted":
@@ -87,7 +84,8 @@ export function buildConversationViews(
 }
 
 /**
- * A new turn: its user line goes into every view (the router's keeps at most `maxUserMessageChars`).
+ * A new turn: its user line goes into every view (the router's keeps at most `maxUserMessageChars`), after
+ * the previous turn's interim line where that turn's summary has not landed (see {@link appendInterimLines}).
  * The API accepts messages far longer than a view holds (`MAX_MESSAGE_BYTES`); the views keep at most
  * `readMaxUserMessageBytes` of one, its head and tail around the clipped mark, while the timeline and the
  * items keep it whole. Pending instructions and earlier messages open the turn, each line clipped and
@@ -100,11 +98,39 @@ function applyUserMessage(
 ): ConversationViews {
   if (views.turn?.turnId === event.turnId) return views;
   const text = clipMessage(event.text, harness);
-  const { pending, ...rest } = views;
+  const { pending, ...rest } = appendInterimLines(views, harness);
   return {
     ...rest,
     turn: { turnId: event.turnId, label: null, answeredBy: null, ended: false },
-    views: views.views.map((view) => openTurnInView(view, event.turnId, text, pending, harness)),
+    views: rest.views.map((view) => openTurnInView(view, event.turnId, text, pending, harness)),
+  };
+}
+
+/**
+ * Under the `interim` summary wait, the next turn does not wait for the previous turn's summary, and once its
+ * user line is in, a summary can only reach the compact forms. So where the previous (answered) turn is still
+ * the last one of a view with no summary line in it, that view first gets the turn's interim line: the answer's
+ * opening in the summary line's form, marked. It fits the turn's reserve (it is no longer than a summary line
+ * from that specialist), and it is appended at the view's end, so every view still only grows there. The
+ * answering specialist's own view holds the answer and the router's holds no answers: neither gets one.
+ */
+function appendInterimLines(views: ConversationViews, harness: HarnessDocument): ConversationViews {
+  const turn = views.turn;
+  const line = turn?.interimLine;
+  if (!turn || line === undefined) return views;
+  return {
+    ...views,
+    views: views.views.map((view) => {
+      const last = view.turns.at(-1);
+      if (view.adapter === harness.router.adapter || view.adapter === turn.answeredBy) return view;
+      if (last?.turnId !== turn.turnId || last.summarised) return view;
+      return appendToViewTurn(
+        view,
+        turn.turnId,
+        { full: line },
+        measureViewRoomBytes(view, harness).budgetBytes,
+      );
+    }),
   };
 }
 
@@ -227,10 +253,22 @@ function applyAnswer(
   const turn = readOpenTurn(views, event.turnId);
   const specialist = findSpecialist(harness, event.adapter);
   if (!turn || turn.answeredBy !== null || !specialist) return views;
-  const line = renderAnswerLine(harness, cleanConversationText(event.text), specialist.answerViewMaxBytes);
+  const text = cleanConversationText(event.text);
+  const line = renderAnswerLine(harness, text, specialist.answerViewMaxBytes);
+  const wait = readSummaryWait(harness);
+  // Rendered now, so the state keeps a few bytes of the answer rather than all of it.
+  const interim =
+    wait.mode === "interim"
+      ? renderInterimLine(
+          harness,
+          event.adapter,
+          text,
+          Math.min(wait.interimMaxBytes ?? DEFAULT_INTERIM_MAX_BYTES, specialist.summary.viewMaxBytes),
+        )
+      : undefined;
   return {
     ...views,
-    turn: { ...turn, answeredBy: event.adapter },
+    turn: { ...turn, answeredBy: event.adapter, ...(interim === undefined ? {} : { interimLine: interim }) },
     views: views.views.map((view) =>
       view.adapter === event.adapter
         ? appendToViewTurn(view, turn.turnId, { full: line }, measureViewRoomBytes(view, harness).budgetBytes)
@@ -270,6 +308,14 @@ function applyTurnEnd(views: ConversationViews, turnId: string): ConversationVie
   return turn ? { ...views, turn: { ...turn, ended: true } } : views;
 }
 
+/** A failed summary leaves its turn no interim line: the other views show nothing of it, as ever. */
+function applySummaryFailed(views: ConversationViews, turnId: string): ConversationViews {
+  const turn = views.turn;
+  if (turn?.turnId !== turnId || turn.interimLine === undefined) return views;
+  const { interimLine: _dropped, ...rest } = turn;
+  return { ...views, turn: rest };
+}
+
 /** The turn in progress, if the event belongs to it and it has not ended. */
 function readOpenTurn(views: ConversationViews, turnId: string): TurnProgress | null {
   const turn = views.turn;
@@ -279,7 +325,8 @@ function readOpenTurn(views: ConversationViews, turnId: string): TurnProgress | 
 /**
  * The summary line goes to every OTHER specialist's view (a specialist sees its own turns in full), and into
  * every specialist's compact form of the turn. A summary that arrives after the next turn has started can no
- * longer be appended (that would rewrite the middle of the views); it still reaches the compact forms.
+ * longer be appended (that would rewrite the middle of the views; under the `interim` summary wait those views
+ * hold the turn's interim line instead); it still reaches the compact forms.
  */
 function applySummary(
   views: ConversationViews,
@@ -306,101 +353,4 @@ function applySummary(
       return appendToViewTurn(view, event.turnId, { full, compact: line, summarised: true }, budgetBytes);
     }),
   };
-}
-
-/**
- * Opens a turn in one view with its first line. Compaction happens here and only here: `roomBytes` already
- * keeps the turn's later lines' worst case free, so the turn's own hops never move the prefix.
- */
-export function startViewTurn(
-  view: ViewState,
-  turnId: string,
-  lines: { full: string; compact: string },
-  roomBytes: number,
-  compaction: CompactionSettings,
-): ViewState {
-  const opened: ViewState = { ...view, turns: [...view.turns, { turnId, ...lines, summarised: false }] };
-  const usedBytes =
-    countUtf8Bytes(opened.compacted.join("")) +
-    countUtf8Bytes(opened.turns.map((turn) => turn.full).join(""));
-  return usedBytes <= roomBytes ? opened : compactView(opened, roomBytes, compaction);
-}
-
-/** What to add to one turn of one view. */
-export interface TurnAppend {
-  /** Appended to the turn's full text (only ever to the turn in progress). */
-  full?: string;
-  /** Appended to the turn's compact form. */
-  compact?: string;
-  summarised?: boolean;
-}
-
-/**
- * Appends to the turn `turnId` of a view, if the view still holds it in full. Full text goes to the last turn
- * only (anything else would rewrite the middle of the view, not its end), and is clipped to
- * what is left of the budget: the turn's reserve makes that a no-op for a valid harness and well-formed
- * timeline, and it keeps the budget a hard bound when they are not.
- */
-export function appendToViewTurn(
-  view: ViewState,
-  turnId: string,
-  add: TurnAppend,
-  budgetBytes: number,
-): ViewState {
-  const index = view.turns.findLastIndex((turn) => turn.turnId === turnId);
-  const turn = view.turns[index];
-  if (!turn) return view;
-  const leftBytes = Math.max(0, budgetBytes - countUtf8Bytes(joinView(view)));
-  const updated: ViewTurn = {
-    ...turn,
-    full: index === view.turns.length - 1 ? turn.full + clipUtf8Bytes(add.full ?? "", leftBytes) : turn.full,
-    compact: turn.compact + (add.compact ?? ""),
-    summarised: turn.summarised || (add.summarised ?? false),
-  };
-  return { ...view, turns: view.turns.map((t, i) => (i === index ? updated : t)) };
-}
-
-/**
- * Shrinks a view whose compact forms and full turns no longer fit `roomBytes`, in large steps so the
- * view's prefix (and the engine's KV cache for it) then stays stable for many turns:
- * 1. the cut jumps forward, turning the oldest full turns into their compact forms, until the full turns
- *    take at most `keepFullFraction` of the room; the last turn (in progress) always stays in full;
- * 2. if the compact forms now pass `compactMaxFraction`, the oldest are dropped down to `compactKeepFraction`;
- * 3. if it still does not fit (a very large turn in progress), older compact forms go until it does.
- */
-function compactView(view: ViewState, roomBytes: number, compaction: CompactionSettings): ViewState {
-  const turns = [...view.turns];
-  const compacted = [...view.compacted];
-  const compactSizes = compacted.map(countUtf8Bytes);
-  let fullBytes = sum(turns.map((turn) => countUtf8Bytes(turn.full)));
-  let compactBytes = sum(compactSizes);
-
-  while (turns.length > 1 && fullBytes > compaction.keepFullFraction * roomBytes) {
-    const oldest = turns.shift();
-    if (!oldest) break;
-    fullBytes -= countUtf8Bytes(oldest.full);
-    compacted.push(oldest.compact);
-    compactSizes.push(countUtf8Bytes(oldest.compact));
-    compactBytes += compactSizes.at(-1) ?? 0;
-  }
-  const dropTo =
-    compactBytes > compaction.compactMaxFraction * roomBytes
-      ? compaction.compactKeepFraction * roomBytes
-      : Infinity;
-  let dropped = 0;
-  while (dropped < compacted.length && (compactBytes > dropTo || compactBytes + fullBytes > roomBytes)) {
-    compactBytes -= compactSizes[dropped] ?? 0;
-    dropped += 1;
-  }
-  if (compactBytes + fullBytes > roomBytes) {
-    throw new ViewBudgetError(
-      `the turn in progress needs ${fullBytes} bytes but adapter "${view.adapter}" has ${roomBytes}; ` +
-        "check the harness with harnessDocumentSchema",
-    );
-  }
-  return { ...view, compacted: compacted.slice(dropped), turns };
-}
-
-function sum(values: readonly number[]): number {
-  return values.reduce((total, value) => total + value, 0);
 }
