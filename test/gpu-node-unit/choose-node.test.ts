@@ -273,7 +273,7 @@ describe("chooseNode: time to first token", () => {
     expect(DEFAULT_NODE_LOAD.prefillTokensPerSecond).toBe(500);
   });
 
-  it("ranks a node that has not timed a prefill yet as fast as its fastest peer, so it gets hops", () => {
+  it("ranks a node that has not timed a prefill yet like its peers (their median), so it gets hops", () => {
     const measured = ["a", "b", "c"].map((id) =>
       withLoad(node(id), { prefillTokensPerSecond: 8_000 + id.charCodeAt(0), hopMs: 300 }),
     );

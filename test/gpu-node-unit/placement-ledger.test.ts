@@ -27,6 +27,16 @@ describe("PlacementLedger", () => {
     expect(ledger.recentHops(() => undefined).size).toBe(0);
   });
 
+  it("stops counting a hop once it settles: a finished hop is no load on its node", () => {
+    const ledger = new PlacementLedger(() => 10_000);
+    const settleFirst = ledger.record(hop("a"));
+    ledger.record(hop("a", "c2"));
+    expect(ledger.recentHops(() => undefined).get("a")).toBe(2);
+    settleFirst();
+    settleFirst();
+    expect(ledger.recentHops(() => undefined).get("a")).toBe(1);
+  });
+
   it("remembers each pair's last prompt size, a summary's apart from the views'", () => {
     const ledger = new PlacementLedger(() => 0);
     ledger.record({ ...hop("a"), promptTokens: 1_200 });

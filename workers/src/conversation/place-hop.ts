@@ -76,15 +76,15 @@ export async function placeHop<T>(
       ...(warmTokens === undefined ? {} : { warmTokens }),
       ...(recentHops ? { recentHops } : {}),
     });
-    if (choice.nodeId) {
-      q.placement.notePlacement?.({
-        nodeId: choice.nodeId,
-        hop: q.hop,
-        conversationId: q.conversationId,
-        adapter: q.adapter,
-        promptTokens: q.promptTokens ?? 0,
-      });
-    }
+    const settle = !choice.nodeId
+      ? undefined
+      : q.placement.notePlacement?.({
+          nodeId: choice.nodeId,
+          hop: q.hop,
+          conversationId: q.conversationId,
+          adapter: q.adapter,
+          promptTokens: q.promptTokens ?? 0,
+        });
     const subject = choice.nodeId
       ? buildNodeHopSubject(choice.nodeId, q.hop, q.placement.subjectPrefix)
       : buildHopSubject(q.hop, q.placement.subjectPrefix);
@@ -101,6 +101,8 @@ export async function placeHop<T>(
       if (!retry) throw error;
       attempts.push({ ...(choice.nodeId ? { nodeId: choice.nodeId } : {}), code });
       if (choice.nodeId) failed.add(choice.nodeId);
+    } finally {
+      settle?.();
     }
   }
 }

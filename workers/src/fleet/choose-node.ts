@@ -101,20 +101,32 @@ export function estimateFor(node: NodeStatus, isWarm: boolean, q: PlacementQuest
   // The last prompt token is always evaluated, whatever the cache holds.
   const held = Math.min(prompt - 1, Math.max(0, q.warmTokens ?? prompt - TYPICAL_NEW_TOKENS));
   const uncached = isWarm ? prompt - held : prompt;
-  return estimateFirstTokenMs(node, uncached, q.recentHops?.get(node.nodeId) ?? 0, assumedLoad(q.nodes));
+  return estimateWithLoad(node, uncached, q.recentHops?.get(node.nodeId) ?? 0, fleetLoad(q.nodes));
 }
 
 /**
- * What a node without `load` is assumed to do: the best rate and hop time its peers report. A fresh node ranked
- * on a pessimistic guess would never get the hop that measures it; an optimistic one gets hops until it has.
+ * The rate and hop time placement compares nodes at: the median of what the fleet reports, the same for every
+ * node. A fleet serves one base model on like machines, so the rates nodes report differ by measurement noise
+ * (a handful of hops, timed on a shared machine: they swung 3x between identical nodes here), while how busy a
+ * node is shows in its queue, which the estimate counts. Ranking by each node's own noisy rate sent warm
+ * conversations to a node that had merely timed a lucky prefill, or had timed none yet. A node without `load`
+ * is then ranked like its peers, so it gets the hops that measure it.
  */
-export function assumedLoad(nodes: readonly NodeStatus[]): NodeLoad {
+export function fleetLoad(nodes: readonly NodeStatus[]): NodeLoad {
   const loads = nodes.flatMap((n) => (n.load ? [n.load] : []));
   if (loads.length === 0) return DEFAULT_NODE_LOAD;
   return {
-    prefillTokensPerSecond: Math.max(...loads.map((l) => l.prefillTokensPerSecond)),
-    hopMs: Math.min(...loads.map((l) => l.hopMs)),
+    prefillTokensPerSecond: median(loads.map((l) => l.prefillTokensPerSecond)),
+    hopMs: median(loads.map((l) => l.hopMs)),
   };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /**
@@ -129,7 +141,15 @@ export function estimateFirstTokenMs(
   recentHops = 0,
   fallback: NodeLoad = DEFAULT_NODE_LOAD,
 ): number {
-  const load = node.load ?? fallback;
+  return estimateWithLoad(node, uncachedTokens, recentHops, node.load ?? fallback);
+}
+
+function estimateWithLoad(
+  node: NodeStatus,
+  uncachedTokens: number,
+  recentHops: number,
+  load: NodeLoad,
+): number {
   const ahead = node.inFlight + node.queueDepth + recentHops;
   const queued = Math.max(0, ahead - node.maxConcurrent + 1);
   const admissionMs = (queued / node.maxConcurrent) * load.hopMs;

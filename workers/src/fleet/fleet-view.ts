@@ -55,6 +55,9 @@ export interface HopPlacement {
   recentHops?(): ReadonlyMap<string, number>;
   /** The prompt tokens of the last hop placed for (conversation, adapter): what its warm node holds. */
   lastPromptTokens?(conversationId: string, adapter: string, hop: Hop): number | undefined;
-  /** Told of each hop as it is sent to a node, before the node's next heartbeat can show it. */
-  notePlacement?(hop: PlacedHop): void;
+  /**
+   * Told of each hop as it is sent to a node, before the node's next heartbeat can show it; the function it
+   * returns is called when that hop ends (answered or failed), so only hops still running count as load.
+   */
+  notePlacement?(hop: PlacedHop): () => void;
 }

@@ -19,6 +19,8 @@ export interface PlacedHop {
  * What this edge placed lately, for the placements that follow before the next heartbeat. A beat is up to an
  * interval old, so a burst of turns would otherwise all see the same idle node and all go there; counting our
  * own placements since that node's last beat spreads them (an optimistic increment, corrected by the next beat).
+ * A hop counts only until it settles: a finished hop is no longer work on that node, and counting it would make
+ * the warm node of a conversation look busy with its own last turn and send the next turn elsewhere.
  * It also remembers each (conversation, adapter)'s last prompt size (a summary's apart): what the warm node's KV now holds, since
  * views only grow at their end.
  *
@@ -27,18 +29,22 @@ export interface PlacedHop {
  */
 export class PlacementLedger {
   readonly #now: () => number;
-  readonly #placedAt = new Map<string, number[]>();
+  readonly #placedAt = new Map<string, Placement[]>();
   readonly #promptTokens = new Map<string, number>();
 
   constructor(now: () => number) {
     this.#now = now;
   }
 
-  record(hop: PlacedHop): void {
+  /** Records a hop sent to a node; the returned function settles it (call it when the hop ends, however). */
+  record(hop: PlacedHop): () => void {
     const now = this.#now();
-    const times = (this.#placedAt.get(hop.nodeId) ?? []).filter((t) => now - t <= RECENT_HOP_WINDOW_MS);
-    times.push(now);
-    this.#placedAt.set(hop.nodeId, times);
+    const placements = (this.#placedAt.get(hop.nodeId) ?? []).filter(
+      (p) => !p.settled && now - p.at <= RECENT_HOP_WINDOW_MS,
+    );
+    const placement: Placement = { at: now, settled: false };
+    placements.push(placement);
+    this.#placedAt.set(hop.nodeId, placements);
     const pair = pairKey(hop.conversationId, hop.adapter, hop.hop);
     this.#promptTokens.delete(pair);
     this.#promptTokens.set(pair, hop.promptTokens);
@@ -46,15 +52,20 @@ export class PlacementLedger {
       const oldest = this.#promptTokens.keys().next();
       if (oldest.done !== true) this.#promptTokens.delete(oldest.value);
     }
+    return () => {
+      placement.settled = true;
+    };
   }
 
-  /** Hops placed on each node after `seenAt(node)`, its last heartbeat as this edge saw it. */
+  /** Hops placed on each node after `seenAt(node)`, its last heartbeat as this edge saw it, and not yet settled. */
   recentHops(seenAt: (nodeId: string) => number | undefined): Map<string, number> {
     const now = this.#now();
     const counts = new Map<string, number>();
-    for (const [nodeId, times] of this.#placedAt) {
+    for (const [nodeId, placements] of this.#placedAt) {
       const since = seenAt(nodeId) ?? Number.NEGATIVE_INFINITY;
-      const count = times.filter((t) => t > since && now - t <= RECENT_HOP_WINDOW_MS).length;
+      const count = placements.filter(
+        (p) => !p.settled && p.at > since && now - p.at <= RECENT_HOP_WINDOW_MS,
+      ).length;
       if (count > 0) counts.set(nodeId, count);
     }
     return counts;
@@ -64,6 +75,11 @@ export class PlacementLedger {
   lastPromptTokens(conversationId: string, adapter: string, hop: Hop): number | undefined {
     return this.#promptTokens.get(pairKey(conversationId, adapter, hop));
   }
+}
+
+interface Placement {
+  at: number;
+  settled: boolean;
 }
 
 function pairKey(conversationId: string, adapter: string, hop: Hop): string {
