@@ -73,11 +73,26 @@ async function stop(code: number): Promise<never> {
   say("stopped");
   process.exit(code);
 }
+/**
+ * One Ctrl-C can arrive twice: from the terminal's process group and again from npm, which forwards signals to
+ * its script. Only a second signal this long after the first is a person's "now". (`npm start` runs this file
+ * with `node --import tsx`, not the tsx CLI: that one relays a signal again and then SIGKILLs its child when the
+ * child's acknowledgement takes over 30 ms, as it does on a loaded machine, so the stop never finished.)
+ */
+const REPEATED_SIGNAL_MS = 1_000;
+let firstSignalAt: number | undefined;
 // Each child leads its own process group, so the terminal's Ctrl-C reaches only this process; a second one while
 // stopping means "now".
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => {
+    const now = Date.now();
+    if (firstSignalAt !== undefined) {
+      if (now - firstSignalAt >= REPEATED_SIGNAL_MS) process.exit(1);
+      return;
+    }
+    // Stopping already (a closed stdout, a crash): a signal now is the second word.
     if (stopping !== undefined) process.exit(1);
+    firstSignalAt = now;
     void shutdown(0);
   });
 }
