@@ -102,7 +102,21 @@ function train(): string {
   const prompts = join(WORK, "prompts.jsonl");
   run("npx", ["tsx", "test/bench/routing/render-router-prompts.ts", basePath, prompts]);
   const trainer = "gpu-nodes/training/router/train_router.py";
-  const io = ["--prompts", prompts, "--base", basePath, "--out", out, "--threads", "2"];
+  // Lower-layer states kept between runs: a rerun with other hyperparameters (or a grown corpus) skips the
+  // encoding it has done before; the manifest's trainer summary says how many came from the cache.
+  const statesCache = join(WORK, "lower-states.pt");
+  const io = [
+    "--prompts",
+    prompts,
+    "--base",
+    basePath,
+    "--out",
+    out,
+    "--threads",
+    "2",
+    "--states-cache",
+    statesCache,
+  ];
   return run(python, [trainer, ...io, ...TRAIN_ARGS, ...extra]);
 }
 const summaryLine = log.split("\n").find((l) => l.startsWith("SUMMARY "));

@@ -60,6 +60,11 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--check", type=int, default=0, help="write the PyTorch label probabilities of N dev examples")
     p.add_argument("--check-out", default="check.jsonl")
+    p.add_argument(
+        "--states-cache",
+        default="",
+        help="file of lower-layer states kept between runs, keyed by base, layer split and each suffix's tokens",
+    )
     return p.parse_args()
 
 
@@ -132,6 +137,52 @@ class LowerLayers:
             return [out.last_hidden_state[i, : len(s)].to(torch.float16).clone() for i, s in enumerate(suffixes)]
         finally:
             self._restore()
+
+
+class StatesCache:
+    """Lower-layer states from earlier runs: the frozen layers give the same states for the same tokens, so a
+    rerun (other hyperparameters, a grown corpus) encodes only what it has not seen. Keyed by the base's sha256,
+    the layer split and the shared prefix; each entry by its suffix's tokens."""
+
+    def __init__(self, path: str, base_sha: str, n_lower: int, prefix: list):
+        self.path = path
+        self.key = hashlib.sha256(json.dumps([base_sha, n_lower, prefix]).encode()).hexdigest()
+        self.entries = {}
+        if path and os.path.exists(path):
+            saved = torch.load(path)
+            if saved.get("key") == self.key:
+                self.entries = saved["entries"]
+
+    @staticmethod
+    def entry_key(suffix: list) -> str:
+        return hashlib.sha1(json.dumps(suffix).encode()).hexdigest()
+
+    def get(self, suffix: list):
+        return self.entries.get(self.entry_key(suffix))
+
+    def put(self, suffix: list, state) -> None:
+        self.entries[self.entry_key(suffix)] = state
+
+    def save(self) -> None:
+        if self.path:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            torch.save({"key": self.key, "entries": self.entries}, self.path + ".tmp")
+            os.replace(self.path + ".tmp", self.path)
+
+
+def length_batches(examples: list, states: dict, batch: int) -> list:
+    """One epoch of batches: shuffled, then length-sorted within windows of a few batches, the batches shuffled
+    again. A random batch pads every example to its longest (a 500-token hostile message beside 40-token ones);
+    grouping by length keeps the sample random while the padding, most of a step's cost, stays small."""
+    order = examples[:]
+    random.shuffle(order)
+    window = batch * 8
+    batches = []
+    for w in range(0, len(order), window):
+        ranked = sorted(order[w : w + window], key=lambda e: states[e["id"]].shape[0])
+        batches.extend(ranked[i : i + batch] for i in range(0, len(ranked), batch))
+    random.shuffle(batches)
+    return batches
 
 
 def build_top_model(model, n_lower: int):
@@ -243,20 +294,32 @@ def main():
     # checked only at a window's end, since a cut inside one would keep its shorter, context-free examples.
     states = {}
     encode_started = time.time()
+    suffix_of = lambda e: (e["tokens"] + label_tokens[e["label"]][:-1])[prefix_len:]  # noqa: E731
+    cache = StatesCache(args.states_cache, sha256_file(args.base), n_lower, train[0]["tokens"][:prefix_len])
+    for ex in train:
+        cached = cache.get(suffix_of(ex))
+        if cached is not None:
+            states[ex["id"]] = cached
+    cached_count = len(states)
+    print(f"{cached_count} examples' states from the cache", flush=True)
+    todo = [e for e in train if e["id"] not in states]
     window = args.batch * 4
-    for w in range(0, len(train), window):
-        sorted_window = sorted(train[w : w + window], key=lambda e: len(e["tokens"]))
+    for w in range(0, len(todo), window):
+        sorted_window = sorted(todo[w : w + window], key=lambda e: len(e["tokens"]))
         for i in range(0, len(sorted_window), args.batch):
             chunk = sorted_window[i : i + args.batch]
-            suffixes = [(e["tokens"] + label_tokens[e["label"]][:-1])[prefix_len:] for e in chunk]
-            for ex, st in zip(chunk, lower.run(suffixes)):
+            suffixes = [suffix_of(e) for e in chunk]
+            for ex, suffix, st in zip(chunk, suffixes, lower.run(suffixes)):
                 states[ex["id"]] = st
+                cache.put(suffix, st)
         elapsed = time.time() - encode_started
         print(f"encoded {len(states)}/{len(train)} {elapsed:.0f}s", flush=True)
         if elapsed > args.encode_budget_s:
             break
     encoded = [e for e in train if e["id"] in states]
     encode_seconds = time.time() - encode_started
+    if len(states) > cached_count:
+        cache.save()
     print(f"encoded {len(encoded)} examples in {encode_seconds:.0f}s", flush=True)
 
     top = build_top_model(model, n_lower)
@@ -279,15 +342,13 @@ def main():
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
     warmup = max(1, total_steps // 20)
     top.train()
-    order: list = []
+    batches: list = []
     step = 0
     train_started = time.time()
     while step < total_steps:
-        if not order:
-            order = encoded[:]
-            random.shuffle(order)
-        chunk = order[: args.batch]
-        order = order[args.batch :]
+        if not batches:
+            batches = length_batches(encoded, states, args.batch)
+        chunk = batches.pop()
         embeds, mask, rows, cols, gold = top_batch(chunk, states, lower.prefix_hidden, label_tokens)
         hidden = inner.model(inputs_embeds=embeds, attention_mask=mask, use_cache=False).last_hidden_state
         logits = inner.lm_head(hidden[rows, cols]).float()
@@ -337,6 +398,7 @@ def main():
         "trainExamplesAvailable": len(train),
         "trainExamplesUsed": len(encoded),
         "encodeSeconds": round(encode_seconds, 1),
+        "encodeCachedExamples": cached_count,
         "trainSeconds": round(train_seconds, 1),
         "totalSeconds": round(time.time() - started, 1),
         "tensors": tensors,
