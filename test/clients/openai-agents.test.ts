@@ -25,11 +25,12 @@ afterAll(async () => {
   await mesh?.stop();
 });
 
-// Strings and arrays are bounded: the random-weight model only ever closes them because the grammar must.
+// Strings, numbers and arrays are bounded: the random-weight model only ever closes them because the grammar
+// must, and an unbounded number (or a second parallel call) could outrun a test's token budget.
 const weatherSchema = z.object({ city: z.string().max(16), unit: z.enum(["celsius", "fahrenheit"]) });
 const reportSchema = z.object({
   city: z.string().max(16),
-  temperature: z.number(),
+  temperature: z.int().min(-60).max(60),
   summary: z.string().max(32),
 });
 
@@ -94,7 +95,7 @@ describe("OpenAI Agents SDK (Responses API)", () => {
       instructions: "Answer weather questions with the get_weather tool.",
       model: "mol",
       tools: [weatherTool(calls)],
-      modelSettings: { toolChoice: "required", maxTokens: 128 },
+      modelSettings: { toolChoice: "required", parallelToolCalls: false, maxTokens: 128 },
       toolUseBehavior: "stop_on_first_tool",
     });
     const result = await runner.run(agent, "What is the weather in Paris?", { maxTurns: 2 });
@@ -121,7 +122,7 @@ describe("OpenAI Agents SDK (Responses API)", () => {
       instructions: "Look the weather up, then finish.",
       model: "mol",
       tools: [weatherTool(calls, true), finish],
-      modelSettings: { toolChoice: "required", maxTokens: 128 },
+      modelSettings: { toolChoice: "required", parallelToolCalls: false, maxTokens: 128 },
       resetToolChoice: false,
       toolUseBehavior: { stopAtToolNames: ["finish"] },
     });
@@ -145,7 +146,7 @@ describe("OpenAI Agents SDK (Responses API)", () => {
       instructions: "Look the weather up, then report it.",
       model: "mol",
       tools: [weatherTool(calls, true)],
-      modelSettings: { toolChoice: "required", maxTokens: 256 },
+      modelSettings: { toolChoice: "required", parallelToolCalls: false, maxTokens: 256 },
       outputType: reportSchema,
     });
     const result = await runner.run(agent, "Report the weather in Oslo.", { maxTurns: 3 });
