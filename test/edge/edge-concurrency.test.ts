@@ -108,9 +108,11 @@ describe("one conversation, many requests", () => {
 describe("the tenant's conversation list", () => {
   it("lists conversations newest first, pages with `after`, and drops deleted ones", async () => {
     const ids: string[] = [];
+    // created_at has second resolution: a pause before each, so none shares its second with another (an earlier
+    // test's conversation made in ids[0]'s second sorted between the pages once).
     for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 1100));
       ids.push(await createConversation());
-      await new Promise((r) => setTimeout(r, 1100)); // created_at has second resolution
     }
     type Page = { data: Array<{ id: string; object: string }>; has_more: boolean; last_id: string | null };
     const page = (query: string) =>
