@@ -8,86 +8,8 @@
 import { connect } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
-import type { Engine, EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
 import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
-
-const REVISION = "sha256:0000000000000000";
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason as Error);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-/** Route: the first choice at once. Summary: one short line. Answer: `words` words, `wordMs` apart. */
-export function createScriptedEngine(o: { words: number; wordMs: number }): Engine {
-  const warm = new Map<string, string[]>();
-  const touch = (request: EngineGenerateRequest) => {
-    const list = warm.get(request.adapter) ?? [];
-    warm.set(
-      request.adapter,
-      [request.conversationId, ...list.filter((c) => c !== request.conversationId)].slice(0, 16),
-    );
-  };
-  return {
-    kind: "scripted",
-    baseModel: { name: "scripted", revision: REVISION },
-    adapters: DEFAULT_ADAPTER_IDS.map((id) => ({ id, revision: REVISION, lora: false })),
-    async generate(request) {
-      const started = performance.now();
-      let text = "";
-      const emit = (delta: string) => {
-        text += delta;
-        request.onTextDelta?.(delta);
-      };
-      if (request.constraint?.type === "choice") emit(request.constraint.choices[0] ?? "");
-      else if (request.lane === "summary") emit("The user asked; the assistant answered.");
-      else {
-        const words = Math.min(o.words, request.maxTokens);
-        for (let i = 0; i < words; i++) {
-          if (i > 0) await sleep(o.wordMs, request.signal);
-          emit(`w${i} `);
-        }
-      }
-      touch(request);
-      const promptTokens = Math.ceil(request.prompt.length / 4);
-      return {
-        text,
-        finishReason: "stop",
-        usage: {
-          promptTokens,
-          cachedPromptTokens: 0,
-          evaluatedPromptTokens: promptTokens,
-          completionTokens: 1,
-        },
-        queueMs: 0,
-        prefillMs: 0,
-        decodeMs: performance.now() - started,
-      };
-    },
-    snapshot: () =>
-      DEFAULT_ADAPTER_IDS.map((adapter) => ({
-        adapter,
-        totalSlots: 64,
-        freeSlots: 64,
-        warmConversations: warm.get(adapter) ?? [],
-        waiting: 0,
-      })),
-    close: () => Promise.resolve(),
-  };
-}
+import { createInstantEngine } from "./create-instant-engine.ts";
 
 const env = process.env;
 const nodeId = env.MOL_NODE_ID ?? `soak-${process.pid}`;
@@ -99,9 +21,10 @@ const nc = await connect({
 });
 await startGpuNode({
   nc,
-  engine: createScriptedEngine({
+  engine: createInstantEngine(DEFAULT_ADAPTER_IDS, {
     words: Number(env.MOL_SOAK_WORDS ?? 32),
     wordMs: Number(env.MOL_SOAK_WORD_MS ?? 25),
+    slots: 64,
   }),
   nodeId,
   maxConcurrent: Number(env.MOL_MAX_CONCURRENT ?? 64),
