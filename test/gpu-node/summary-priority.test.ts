@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { Engine, EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
+import type { Engine, EngineConstraint, EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
 import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { buildTinyEngineOptions, startTestNode, type TestNode } from "../harness/start-test-node.ts";
@@ -23,7 +23,7 @@ const VIEW = "system: you are the chat specialist.\nuser: what is a KV cache?\na
 const LONG_SUMMARY = "the user asked and the specialist answered ".repeat(12);
 const LONG_ANSWER = "a cache of keys and values ".repeat(8);
 
-function forcing(literal: string): EngineGenerateRequest["constraint"] {
+function forcing(literal: string): EngineConstraint {
   return {
     type: "json_schema",
     schema: {
