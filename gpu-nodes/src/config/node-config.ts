@@ -56,6 +56,10 @@ export const nodeEnvSchema = z
     MOL_SLOTS_PER_ADAPTER: int(1, 256).default(DEFAULT_SLOTS_PER_ADAPTER),
     /** Summary slots per adapter (embedded engine); unset = as many as MOL_SLOTS_PER_ADAPTER. */
     MOL_SUMMARY_SLOTS_PER_ADAPTER: int(0, 256).optional(),
+    /** Summaries pause between tokens while a route or answer runs (embedded engine); 0 turns it off. */
+    MOL_SUMMARY_YIELD: z.stringbool().default(true),
+    /** Most time one summary spends paused for latency hops, in all, before it runs on regardless. */
+    MOL_SUMMARY_MAX_DEFERRAL_MS: int(0, 600_000).default(2_000),
     MOL_MAX_WAITING_PER_ADAPTER: int(0, 1024).optional(),
     MOL_MAX_CONCURRENT: int(1, 4096).default(8),
     /** Hops that wait in the node's fair queue, all tenants together; unset = 16 × MOL_MAX_CONCURRENT. */

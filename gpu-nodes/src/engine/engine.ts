@@ -6,6 +6,7 @@ import type {
   ServedModel,
   Usage,
 } from "../../../schema/wire/v1/index.ts";
+import type { HopPriorityStats } from "./hop-priority.ts";
 
 /**
  * Output constraint; each engine compiles it to its own mechanism (GBNF, `structured_outputs`, `json_schema`).
@@ -120,5 +121,10 @@ export interface Engine {
   readonly features?: readonly NodeFeature[];
   generate(request: EngineGenerateRequest): Promise<EngineGenerateResult>;
   snapshot(): EngineAdapterSlots[];
+  /**
+   * How summaries yielded to latency hops (gpu-nodes/src/engine/hop-priority.ts); absent: the engine does not
+   * prioritise. The HTTP engines do not: vLLM and llama-server batch requests on their own schedulers.
+   */
+  priority?(): HopPriorityStats;
   close(): Promise<void>;
 }

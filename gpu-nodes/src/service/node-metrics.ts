@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Hop, Usage } from "../../../schema/wire/v1/index.ts";
 import type { Engine } from "../engine/engine.ts";
+import type { HopPriorityStats } from "../engine/hop-priority.ts";
 import type { Admission } from "./admission.ts";
 
 /** Hop latencies from a few ms (a warm route) to minutes (a long answer on a slow CPU). */
@@ -115,6 +116,8 @@ export class NodeMetrics {
         this.set(source.admission.queuedTenants);
       },
     });
+    const priority = source.engine.priority?.bind(source.engine);
+    if (priority) registerPriorityMetrics(priority, registers);
   }
 
   /** One finished hop; `usage` is absent when it failed before the engine reported any. */
@@ -128,6 +131,43 @@ export class NodeMetrics {
     }
     if (usage.cachedPromptTokens > 0) this.#kvReuse.inc({ adapter });
   }
+}
+
+/** How summaries yield to routes and answers (hop-priority.ts); totals are the engine's, copied at scrape time. */
+function registerPriorityMetrics(priority: () => HopPriorityStats, registers: Registry[]): void {
+  new Gauge({
+    name: "molmesh_summaries_paused",
+    help: "Summary generations paused now for a route or answer on the same engine.",
+    registers,
+    collect() {
+      this.set(priority().paused);
+    },
+  });
+  const total = (name: string, help: string, read: (s: HopPriorityStats) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read(priority()));
+      },
+    });
+  total(
+    "molmesh_summary_pauses_total",
+    "Times a summary paused between tokens for a route or answer.",
+    (s) => s.pauses,
+  );
+  total(
+    "molmesh_summary_deferred_seconds_total",
+    "Time summaries spent paused for routes and answers.",
+    (s) => s.deferredMs / 1000,
+  );
+  total(
+    "molmesh_summary_deferral_limit_total",
+    "Summaries paused MOL_SUMMARY_MAX_DEFERRAL_MS in all, which then ran on unpaused.",
+    (s) => s.agedOut,
+  );
 }
 
 export interface MetricsServer {

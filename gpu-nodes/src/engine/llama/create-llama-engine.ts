@@ -14,6 +14,7 @@ import {
   type EngineGenerateRequest,
   type EngineGenerateResult,
 } from "../engine.ts";
+import { DEFAULT_HOP_PRIORITY, HopPriority, type HopPriorityOptions } from "../hop-priority.ts";
 import { createConstraintGrammars } from "./constraint-grammars.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
 import { scoreChoicesOnSequence } from "./score-choices.ts";
@@ -45,6 +46,11 @@ export interface LlamaEngineOptions {
   summarySlotsPerAdapter?: number | undefined;
   /** Requests that may wait for a busy slot of one adapter before `overloaded`. */
   maxWaitingPerAdapter: number;
+  /**
+   * Summaries pause between tokens while a route or answer runs on this engine (see hop-priority.ts); default
+   * on, at most 2 s paused per summary.
+   */
+  hopPriority?: Partial<Omit<HopPriorityOptions, "now">> | undefined;
   gpu?: false | "auto";
   now: () => number;
   /** Content fingerprint of a model file (revision id). */
@@ -147,6 +153,8 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   }
 
   const grammarFor = createConstraintGrammars(llama);
+  // One gate for the whole engine: every adapter context decodes on the same threads.
+  const priority = new HopPriority({ ...DEFAULT_HOP_PRIORITY, ...options.hopPriority, now: options.now });
 
   return {
     kind: "llama.cpp",
@@ -166,9 +174,16 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       const constraint = request.constraint;
       const grammar = constraint && constraint.type !== "choice" ? await grammarFor(constraint) : undefined;
       const queuedAt = options.now();
-      const pool = (request.lane === "summary" ? runtime.summaries : undefined) ?? runtime.pool;
+      const summaryPool = request.lane === "summary" ? runtime.summaries : undefined;
+      const pool = summaryPool ?? runtime.pool;
+      // A summary paused on the slot this request waits for would hold it up: it stops pausing.
+      const slotKey = `${request.adapter}\u0000${summaryPool ? "summary" : "main"}\u0000${request.conversationId}`;
+      priority.hurry(slotKey);
       const lease = await pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
+      // Registered once the slot is held, so a latency hop waiting for a summary's slot never pauses that summary.
+      const background = request.lane === "summary" ? priority.beginBackground(slotKey) : undefined;
+      const endLatency = background ? undefined : priority.beginLatency();
       try {
         const result =
           constraint?.type === "choice"
@@ -185,12 +200,17 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
                 grammar,
                 request,
                 now: options.now,
+                pauseBetweenTokens: background && (() => background.pause(request.signal)),
               });
         return { ...result, queueMs };
       } finally {
+        background?.end();
+        endLatency?.();
         lease.release();
       }
     },
+
+    priority: () => priority.stats(),
 
     snapshot() {
       return [...runtimes.values()].map((r) => ({

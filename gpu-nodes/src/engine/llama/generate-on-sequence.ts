@@ -16,6 +16,8 @@ export interface SequenceGeneration {
   grammar: LlamaGrammar | undefined;
   request: EngineGenerateRequest;
   now: () => number;
+  /** Awaited before the prompt's evaluation and between generated tokens (a summary's yield to latency hops). */
+  pauseBetweenTokens?: (() => Promise<void>) | undefined;
 }
 
 /**
@@ -29,6 +31,7 @@ export async function generateOnSequence({
   grammar,
   request,
   now,
+  pauseBetweenTokens,
 }: SequenceGeneration): Promise<Omit<EngineGenerateResult, "queueMs">> {
   const model = sequence.model;
   const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
@@ -64,7 +67,7 @@ export async function generateOnSequence({
   let pendingTokens: Token[] = [];
   try {
     const { response, metadata } = await new LlamaCompletion({
-      contextSequence: sequence,
+      contextSequence: pauseBetweenTokens ? withPauses(sequence, pauseBetweenTokens) : sequence,
     }).generateCompletionWithMeta(promptTokens, {
       maxTokens,
       temperature: request.temperature,
@@ -108,6 +111,38 @@ export async function generateOnSequence({
     slotTokens.forget();
     throw toEngineError(error, request.signal, "generation");
   }
+}
+
+/**
+ * The sequence as LlamaCompletion sees it, its token loop paused by `pause` before each decode. LlamaCompletion's
+ * `onToken` is not awaited, but it pulls tokens from `sequence.evaluate`, an async generator that decodes the
+ * next token only when asked for it: awaiting `pause` before asking holds the decode, and the sequence's KV,
+ * where it is. Every other member is the real sequence's, bound to it.
+ */
+function withPauses(sequence: LlamaContextSequence, pause: () => Promise<void>): LlamaContextSequence {
+  type Evaluate = LlamaContextSequence["evaluate"];
+  async function* evaluate(...args: Parameters<Evaluate>): ReturnType<Evaluate> {
+    const tokens = sequence.evaluate(...args);
+    try {
+      // What the caller sends back (a replacement token) goes on to the real generator.
+      let sent: Parameters<typeof tokens.next>[0];
+      for (;;) {
+        await pause();
+        const next = await tokens.next(sent);
+        if (next.done === true) return next.value;
+        sent = yield next.value;
+      }
+    } finally {
+      await tokens.return();
+    }
+  }
+  return new Proxy(sequence, {
+    get(target, key) {
+      if (key === "evaluate") return evaluate;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /**

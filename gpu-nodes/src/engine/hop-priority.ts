@@ -1,0 +1,160 @@
+/**
+ * Latency-critical hops (route, answer) before summary hops, on one engine.
+ *
+ * Why: a turn's summary runs after its response, so a client that sends its next message at once gets that
+ * message's route and answer decoding next to the summary. On a CPU node the two share the cores (and, on one
+ * adapter context, llama.cpp batches the summary's prefill into the answer's decode steps), so the next turn
+ * ran 1.33x slower than a paced one (test/bench/results/edge.md). A summary is read only by later views (an
+ * interim line stands in meanwhile), so it can wait a little; the route and answer cannot.
+ *
+ * How: a summary's generation calls {@link BackgroundGeneration.pause} between tokens (an engine that cannot
+ * pause mid-generation calls it once, before its request). It resolves at once while no latency generation is
+ * active on the engine, and otherwise when the last one has ended (and `resumeAfterIdleMs` passed without a new
+ * one: the gap between a turn's route and its answer is a few ms of NATS and edge work, too short to start a
+ * summary's prefill in). Scope is the whole engine, not one adapter context: every context decodes on the same
+ * threads.
+ *
+ * Bounded starvation: a summary stops pausing once it was paused `maxDeferralMs` in all, or once another hop
+ * queues for its KV slot ({@link HopPriority.hurry}): the next summary of the same conversation, which would
+ * otherwise wait behind a paused one (and a backlog of them be refused as `overloaded`), or a latency hop on a
+ * node without summary slots, which would wait for the summary it pauses. Pausing never drops or reorders a
+ * summary: it only stretches its decode; the edge orders the results in the timeline as before.
+ */
+
+export interface HopPriorityOptions {
+  /** false: summaries never pause (MOL_SUMMARY_YIELD=0). */
+  enabled: boolean;
+  /** Most time one summary generation spends paused, in all (MOL_SUMMARY_MAX_DEFERRAL_MS). */
+  maxDeferralMs: number;
+  /** Quiet time after the last latency generation before paused summaries resume. */
+  resumeAfterIdleMs: number;
+  now: () => number;
+}
+
+export const DEFAULT_HOP_PRIORITY: Omit<HopPriorityOptions, "now"> = {
+  enabled: true,
+  maxDeferralMs: 2_000,
+  resumeAfterIdleMs: 25,
+};
+
+export interface HopPriorityStats {
+  /** Latency generations (route, answer) running now. */
+  latencyActive: number;
+  /** Summary generations paused now. */
+  paused: number;
+  /** Pauses so far (one summary may pause many times). */
+  pauses: number;
+  /** Time summaries spent paused so far, ms. */
+  deferredMs: number;
+  /** Summaries that reached `maxDeferralMs` and ran on unpaused. */
+  agedOut: number;
+}
+
+export interface BackgroundGeneration {
+  /** Resolves when the generation may decode its next token; rejects with the signal's reason on abort. */
+  pause(signal: AbortSignal): Promise<void>;
+  /** Ends the generation's registration (so {@link HopPriority.hurry} forgets it). */
+  end(): void;
+}
+
+interface Background {
+  key: string;
+  deferredMs: number;
+  hurried: boolean;
+  wake: (() => void) | undefined;
+}
+
+export class HopPriority {
+  readonly #options: HopPriorityOptions;
+  readonly #running = new Set<Background>();
+  #latency = 0;
+  #open = true;
+  #reopen: ReturnType<typeof setTimeout> | undefined;
+  readonly #stats = { pauses: 0, deferredMs: 0, agedOut: 0 };
+
+  constructor(options: HopPriorityOptions) {
+    this.#options = options;
+  }
+
+  stats(): HopPriorityStats {
+    let paused = 0;
+    for (const b of this.#running) if (b.wake) paused++;
+    return { latencyActive: this.#latency, paused, ...this.#stats };
+  }
+
+  /** Marks a latency generation as running; call the result when it ends. */
+  beginLatency(): () => void {
+    this.#latency++;
+    this.#open = false;
+    clearTimeout(this.#reopen);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#latency--;
+      if (this.#latency > 0) return;
+      this.#reopen = setTimeout(() => {
+        if (this.#latency === 0) this.#openGate();
+      }, this.#options.resumeAfterIdleMs);
+      this.#reopen.unref();
+    };
+  }
+
+  /** Registers a summary generation; `key` names the KV slot it holds (adapter, lane, conversation). */
+  beginBackground(key: string): BackgroundGeneration {
+    const background: Background = { key, deferredMs: 0, hurried: false, wake: undefined };
+    this.#running.add(background);
+    return {
+      pause: (signal) => this.#pause(background, signal),
+      end: () => {
+        background.wake?.();
+        this.#running.delete(background);
+      },
+    };
+  }
+
+  /** Another hop queues for the slot `key` names: summaries holding it stop pausing (and resume now). */
+  hurry(key: string): void {
+    for (const b of this.#running) {
+      if (b.key !== key) continue;
+      b.hurried = true;
+      b.wake?.();
+    }
+  }
+
+  #openGate(): void {
+    this.#open = true;
+    for (const b of this.#running) b.wake?.();
+  }
+
+  async #pause(b: Background, signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    const budget = this.#options.maxDeferralMs - b.deferredMs;
+    if (!this.#options.enabled || this.#open || b.hurried || budget <= 0) return;
+    const started = this.#options.now();
+    this.#stats.pauses++;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => b.wake?.(), budget);
+        const onAbort = (): void => {
+          b.wake = undefined;
+          clearTimeout(timer);
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort reason is the hop's typed error
+          reject(signal.reason);
+        };
+        b.wake = () => {
+          b.wake = undefined;
+          clearTimeout(timer);
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+      });
+    } finally {
+      const paused = this.#options.now() - started;
+      b.deferredMs += paused;
+      this.#stats.deferredMs += paused;
+      if (b.deferredMs >= this.#options.maxDeferralMs) this.#stats.agedOut++;
+    }
+  }
+}
