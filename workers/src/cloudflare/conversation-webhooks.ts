@@ -1,3 +1,4 @@
+import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
 import type { ConversationMeta } from "../conversation/conversation-store.ts";
 import type { TurnRecord } from "../conversation/turn-record.ts";
 import type { TurnOutbox } from "../conversation/turn-loop.ts";
@@ -29,10 +30,22 @@ export class ConversationWebhooks implements TurnOutbox {
     this.#outbox = new DrizzleWebhookOutbox(ctx.storage);
   }
 
-  /** Records the event a finished turn (or its summary) raises, then flushes in the background. */
+  /**
+   * Records the event a finished turn (or its summary) raises, then flushes in the background. An event no
+   * endpoint of the tenant subscribes to is not raised at all (most tenants have none): no outbox row, no alarm.
+   */
   async emit(meta: ConversationMeta, turn: TurnRecord, phase: "turn" | "summary"): Promise<void> {
-    const event = await buildEvent(meta, turn, phase);
-    if (!event) return;
+    const type = eventTypeOf(turn, phase);
+    if (!type) return;
+    // A failed lookup (D1 unreachable) outboxes the event anyway: the alarm's flush decides once D1 answers.
+    const subscribed = await openWebhookEndpointStore(this.#env)
+      .listSubscribed(meta.tenantId, type)
+      .then(
+        (endpoints) => endpoints.length > 0,
+        () => true,
+      );
+    if (!subscribed) return;
+    const event = await buildEvent(meta, turn, type);
     this.#outbox.add(event, Date.now());
     // The alarm first, so an event outboxed just before a crash is still flushed.
     await this.#ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
@@ -56,16 +69,18 @@ export class ConversationWebhooks implements TurnOutbox {
   }
 }
 
-function buildEvent(
-  meta: ConversationMeta,
-  turn: TurnRecord,
-  phase: "turn" | "summary",
-): Promise<WebhookEvent> | undefined {
-  const ctx = { conversationId: meta.id, metadata: meta.metadata, now: Date.now() };
-  if (phase === "summary") {
-    return turn.mol.summary.status === "ready" ? buildSummaryCreatedEvent(turn, ctx) : undefined;
-  }
-  if (turn.status === "completed") return buildTurnCompletedEvent(turn, ctx);
-  if (turn.status === "failed" || turn.status === "cancelled") return buildTurnFailedEvent(turn, ctx);
+/** The event a turn's phase raises, if any: a summary only once ready, a turn only once it ended. */
+function eventTypeOf(turn: TurnRecord, phase: "turn" | "summary"): WebhookEventType | undefined {
+  if (phase === "summary")
+    return turn.mol.summary.status === "ready" ? "conversation.summary.created" : undefined;
+  if (turn.status === "completed") return "conversation.turn.completed";
+  if (turn.status === "failed" || turn.status === "cancelled") return "conversation.turn.failed";
   return undefined;
+}
+
+function buildEvent(meta: ConversationMeta, turn: TurnRecord, type: WebhookEventType): Promise<WebhookEvent> {
+  const ctx = { conversationId: meta.id, metadata: meta.metadata, now: Date.now() };
+  if (type === "conversation.summary.created") return buildSummaryCreatedEvent(turn, ctx);
+  if (type === "conversation.turn.completed") return buildTurnCompletedEvent(turn, ctx);
+  return buildTurnFailedEvent(turn, ctx);
 }

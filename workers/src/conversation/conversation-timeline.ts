@@ -33,11 +33,13 @@ export class ConversationTimeline implements Timeline {
   #throughSeq: number;
   /** `throughSeq` of the stored views. */
   #snapshotSeq: number;
+  readonly #recent: RecentEvents;
 
   constructor(store: ConversationStore, harness: HarnessDocument, harnessHash: string) {
     this.#store = store;
     this.#harness = harness;
     this.#harnessHash = harnessHash;
+    this.#recent = new RecentEvents(store);
     const snapshot = store.readViewSnapshot();
     // A snapshot from another harness document or another views format is rebuilt from the timeline.
     const current = (snapshot?.state as { format?: unknown } | undefined)?.format === VIEWS_FORMAT;
@@ -52,10 +54,15 @@ export class ConversationTimeline implements Timeline {
     this.#catchUp();
   }
 
+  /** Whether this timeline may serve the next turn too: same harness, and its store not emptied under it. */
+  serves(harnessHash: string): boolean {
+    return harnessHash === this.#harnessHash && this.#store.lastSeq() >= this.#throughSeq;
+  }
+
   append(...events: TimelineEvent[]): StoredTimelineEvent[] {
     this.#catchUp();
     const stored = this.#store.append(events);
-    for (const event of stored) this.#views = applyEventToViews(this.#views, event, this.#harness);
+    for (const event of stored) this.#apply(event);
     this.#throughSeq = stored.at(-1)?.seq ?? this.#throughSeq;
     this.#saveViews();
     return stored;
@@ -83,14 +90,23 @@ export class ConversationTimeline implements Timeline {
   }
 
   shownTools(): ViewTool[] | undefined {
-    const [last] = this.#store.listEvents({ types: ["tools_changed"], order: "desc", limit: 1 });
+    this.#catchUp();
+    const last = this.#recent.latest("tools_changed");
     return last?.type === "tools_changed" ? last.tools : undefined;
   }
 
   /** The specialist that answered the most recent answered turn, if any. */
   lastAnsweredLabel(): string | undefined {
-    const [last] = this.#store.listEvents({ types: ["answer"], order: "desc", limit: 1 });
+    this.#catchUp();
+    const last = this.#recent.latest("answer");
     return last?.type === "answer" ? last.adapter : undefined;
+  }
+
+  /** The latest system instructions, if any turn gave some. */
+  lastInstructions(): string | undefined {
+    this.#catchUp();
+    const last = this.#recent.latest("instructions");
+    return last?.type === "instructions" ? last.text : undefined;
   }
 
   /**
@@ -98,12 +114,8 @@ export class ConversationTimeline implements Timeline {
    * placement still knows where the KV is warm, so a restart loses nothing but this object's memory.
    */
   lastNodeFor(adapter: string): string | undefined {
-    const recent = this.#store.listEvents({
-      types: ["answer", "summary", "route_decision"],
-      order: "desc",
-      limit: 12,
-    });
-    for (const event of recent) {
+    this.#catchUp();
+    for (const event of this.#recent.placements) {
       if (event.type === "route_decision" && event.router && adapter === this.#harness.router.adapter) {
         return event.router.nodeId;
       }
@@ -116,11 +128,16 @@ export class ConversationTimeline implements Timeline {
   #catchUp(): void {
     for (;;) {
       const page = this.#store.readEventsAfter(this.#throughSeq, REBUILD_PAGE_EVENTS);
-      for (const event of page) this.#views = applyEventToViews(this.#views, event, this.#harness);
+      for (const event of page) this.#apply(event);
       if (page.length === 0) break;
       this.#throughSeq = page.at(-1)?.seq ?? this.#throughSeq;
     }
     this.#saveViews();
+  }
+
+  #apply(event: StoredTimelineEvent): void {
+    this.#views = applyEventToViews(this.#views, event, this.#harness);
+    this.#recent.see(event);
   }
 
   #saveViews(): void {
@@ -131,6 +148,50 @@ export class ConversationTimeline implements Timeline {
       state: this.#views,
     });
     this.#snapshotSeq = this.#throughSeq;
+  }
+}
+
+/** Events of the types a turn asks for the latest of (the last answer, the tools shown, the instructions). */
+const LATEST_TYPES = ["tools_changed", "answer", "instructions"] as const;
+type LatestType = (typeof LATEST_TYPES)[number];
+const PLACEMENT_TYPES = ["answer", "summary", "route_decision"] as const;
+/** How many of the latest hops say where an adapter's KV is warm: an adapter idle longer is placed afresh. */
+const PLACEMENT_LOOKBACK = 12;
+
+/**
+ * The latest events a turn asks about (placement, previous label, tools, instructions), read from the store once
+ * and then kept as events pass through the timeline, instead of three or four queries a turn. `#seq` is how far
+ * the store was read: an older event met again while catching up changes nothing.
+ */
+class RecentEvents {
+  readonly #latest = new Map<LatestType, StoredTimelineEvent>();
+  placements: StoredTimelineEvent[];
+  #seq: number;
+
+  constructor(store: ConversationStore) {
+    this.#seq = store.lastSeq();
+    for (const type of LATEST_TYPES) {
+      const [last] = store.listEvents({ types: [type], order: "desc", limit: 1 });
+      if (last) this.#latest.set(type, last);
+    }
+    this.placements = store.listEvents({
+      types: [...PLACEMENT_TYPES],
+      order: "desc",
+      limit: PLACEMENT_LOOKBACK,
+    });
+  }
+
+  latest(type: LatestType): StoredTimelineEvent | undefined {
+    return this.#latest.get(type);
+  }
+
+  see(event: StoredTimelineEvent): void {
+    if (event.seq <= this.#seq) return;
+    this.#seq = event.seq;
+    if ((LATEST_TYPES as readonly string[]).includes(event.type))
+      this.#latest.set(event.type as LatestType, event);
+    if ((PLACEMENT_TYPES as readonly string[]).includes(event.type))
+      this.placements = [event, ...this.placements].slice(0, PLACEMENT_LOOKBACK);
   }
 }
 
