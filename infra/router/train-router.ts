@@ -35,8 +35,10 @@ const TRAIN_ARGS = [
   "16",
   "--epochs",
   "3",
+  // 6 adapted layers: dev 92.3 -> 93.8 % over 3 on the grown corpus (26 min on this box, loaded); rank and epochs
+  // did not move dev at 3 layers.
   "--layers",
-  "3",
+  "6",
   "--encode-budget-s",
   "1500",
   "--time-budget-s",
