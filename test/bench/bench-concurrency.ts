@@ -29,6 +29,12 @@ const LEVELS = (process.env.MOL_BENCH_LEVELS ?? "16,64,256").split(",").map(Numb
 /** Turns per level at least; every client makes at least MOL_BENCH_MIN_TURNS_PER_CLIENT (2) of them. */
 const LEVEL_TURNS = Number(process.env.MOL_BENCH_LEVEL_TURNS ?? 64);
 const MIN_TURNS_PER_CLIENT = Number(process.env.MOL_BENCH_MIN_TURNS_PER_CLIENT ?? 2);
+/**
+ * Unmeasured turns per client before each level's measured ones (MOL_BENCH_WARMUP_TURNS_PER_CLIENT, 1): a
+ * conversation's first turn prefills its whole views from empty KV slots; the measured turns are the steady
+ * state, where a view grows only by the last turn. Their prefill still counts, in its own column.
+ */
+const WARMUP_TURNS_PER_CLIENT = Number(process.env.MOL_BENCH_WARMUP_TURNS_PER_CLIENT ?? 1);
 /** One thread, as the node's default on this 2-core machine; the raw decoder gets the same. */
 const THREADS = Number(process.env.MOL_BENCH_THREADS ?? 1);
 const MAX_OUTPUT_TOKENS = 32;
@@ -49,6 +55,7 @@ const KNOBS = [
   "MOL_BENCH_LEVELS",
   "MOL_BENCH_LEVEL_TURNS",
   "MOL_BENCH_MIN_TURNS_PER_CLIENT",
+  "MOL_BENCH_WARMUP_TURNS_PER_CLIENT",
   "MOL_BENCH_THREADS",
   "MOL_BENCH_HOP_TIMEOUT_MS",
 ];
@@ -152,12 +159,17 @@ try {
   for (const concurrency of LEVELS) {
     const turnsPerClient = Math.max(MIN_TURNS_PER_CLIENT, Math.ceil(LEVEL_TURNS / concurrency));
     let done = 0;
-    await waitForIdleNode(metricsUrl);
-    const before = await scrapeNodeTokens(metricsUrl);
+    let before = await scrapeNodeTokens(metricsUrl);
     const level = await measureConcurrencyLevel({
       post,
       concurrency,
       turnsPerClient,
+      warmupTurnsPerClient: WARMUP_TURNS_PER_CLIENT,
+      // The warm-up's summaries end before the clock starts, so the level counts only its own hops.
+      afterWarmup: async () => {
+        await waitForIdleNode(metricsUrl);
+        before = await scrapeNodeTokens(metricsUrl);
+      },
       maxOutputTokens: MAX_OUTPUT_TOKENS,
       onTurn: () => reportBenchProgress(`concurrency ${concurrency}`, ++done, concurrency * turnsPerClient),
     }).catch((error: unknown) => {
@@ -198,6 +210,7 @@ const report: ConcurrencyReport = {
     maxOutputTokens: MAX_OUTPUT_TOKENS,
     hopDeadlineMs: HOP_TIMEOUT_MS ?? "defaults (route 10 s)",
     minTurnsPerLevel: LEVEL_TURNS,
+    warmupTurnsPerClient: WARMUP_TURNS_PER_CLIENT,
   },
   raw: {
     sequences: MAX_CONCURRENT,

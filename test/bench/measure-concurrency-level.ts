@@ -10,6 +10,9 @@ export interface ConcurrencyLevelResult {
    * retry-after`, `network`); none retried.
    */
   errors: Record<string, number>;
+  /** Unmeasured turns each client made first (its conversation's cold prefill), and how many of them failed. */
+  warmupTurns: number;
+  warmupFailed: number;
   /** Answer tokens of the successful turns (`usage.output_tokens`). */
   outputTokens: number;
   wallSeconds: number;
@@ -42,6 +45,13 @@ export async function measureConcurrencyLevel(o: {
   post: Post;
   concurrency: number;
   turnsPerClient: number;
+  /**
+   * Turns each client makes before the measured ones, all clients at once: a conversation's first turn evaluates
+   * its whole views (route, answer, summary) from empty KV slots, later turns only what the turn added. Default 0.
+   */
+  warmupTurnsPerClient?: number;
+  /** Runs between the warm-up turns and the measured ones (e.g. waits for the node to go idle). */
+  afterWarmup?: () => Promise<void>;
   maxOutputTokens: number;
   onTurn?: () => void;
 }): Promise<ConcurrencyLevelResult> {
@@ -53,6 +63,26 @@ export async function measureConcurrencyLevel(o: {
       ...(await Promise.all(Array.from({ length: batch }, () => createConversation(o.post)))),
     );
   }
+  const send = (conversation: string, client: number, turn: number) =>
+    o.post("/v1/responses", {
+      conversation,
+      input: `client ${client}, message ${turn}: what should I do next?`,
+      max_output_tokens: o.maxOutputTokens,
+    });
+  const warmupTurns = o.warmupTurnsPerClient ?? 0;
+  let warmupFailed = 0;
+  await Promise.all(
+    conversations.map(async (conversation, client) => {
+      for (let turn = 0; turn < warmupTurns; turn++) {
+        const ok = await send(conversation, client, turn).then(
+          async (response) => (await response.text(), response.ok),
+          () => false,
+        );
+        if (!ok) warmupFailed++;
+      }
+    }),
+  );
+  await o.afterWarmup?.();
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
   let outputTokens = 0;
@@ -60,14 +90,10 @@ export async function measureConcurrencyLevel(o: {
   const started = performance.now();
   await Promise.all(
     conversations.map(async (conversation, client) => {
-      for (let turn = 0; turn < o.turnsPerClient; turn++) {
+      for (let turn = warmupTurns; turn < warmupTurns + o.turnsPerClient; turn++) {
         const sent = performance.now();
         try {
-          const response = await o.post("/v1/responses", {
-            conversation,
-            input: `client ${client}, message ${turn}: what should I do next?`,
-            max_output_tokens: o.maxOutputTokens,
-          });
+          const response = await send(conversation, client, turn);
           const text = await response.text();
           const body = parseBody(text);
           if (response.ok) {
@@ -90,6 +116,8 @@ export async function measureConcurrencyLevel(o: {
     turns: o.concurrency * o.turnsPerClient,
     okTurns: latencies.length,
     errors,
+    warmupTurns: o.concurrency * warmupTurns,
+    warmupFailed,
     outputTokens,
     wallSeconds: round(wallSeconds, 2),
     turnsPerSecond: round(latencies.length / wallSeconds, 2),

@@ -32,9 +32,12 @@ export interface ConcurrencyReport {
 /** The markdown half of the concurrency benchmark report. */
 export function renderConcurrencyReport(r: ConcurrencyReport): string {
   const errors = (level: ConcurrencyLevelResult) =>
-    Object.entries(level.errors)
-      .map(([key, count]) => `${count} × ${key}`)
-      .join(", ") || "none";
+    [
+      Object.entries(level.errors)
+        .map(([key, count]) => `${count} × ${key}`)
+        .join(", ") || "none",
+      ...(level.warmupFailed > 0 ? [` (and ${level.warmupFailed} failed warm-up turns)`] : []),
+    ].join("");
   const ratio = (tokensPerSecond: number) => `${round((100 * tokensPerSecond) / r.raw.tokensPerSecond, 1)} %`;
   return [
     "# Concurrency benchmark",
@@ -45,7 +48,10 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
     "Through the whole local mesh: HTTP to the edge in `wrangler dev` (Worker, conversation Durable Objects), NATS,",
     "one GPU node process running llama.cpp. Each client owns a conversation and sends its next message the moment",
     "an answer ends (non-streamed `POST /v1/responses`: route, answer; the summary runs in the background). Latency",
-    "counts successful turns only; failed turns are not retried. The queue bound: a conversation holds at most two",
+    "counts successful turns only; failed turns are not retried. Before a level's measured turns each client makes",
+    `${r.settings.warmupTurnsPerClient ?? 0} unmeasured turn(s) and the node goes idle: a conversation's first turn prefills its views from`,
+    "empty KV slots, the measured ones are the steady state (their prefill is the column of its own).",
+    "The queue bound: a conversation holds at most two",
     "hops at a node (its route or answer, and the previous turn's summary), so a node admitting",
     `${r.settings.nodeMaxConcurrentHops} and queueing ${r.settings.nodeMaxQueuedHops} hops refuses nothing below`,
     `${(Number(r.settings.nodeMaxConcurrentHops) + Number(r.settings.nodeMaxQueuedHops)) / 2} conversations; past it, \`503 overloaded\` with \`retry-after\`.`,

@@ -1,4 +1,5 @@
 import { LlamaModel } from "node-llama-cpp";
+import { OverloadedError } from "../../schema/wire/v1/index.ts";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Engine, EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
 import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
@@ -81,5 +82,38 @@ describe("adapters on the bare base share one context", () => {
       ["l0", 1, 1],
       ["agent", 1, 1],
     ]);
+  });
+});
+
+describe("summary slots of the adapters on the bare base", () => {
+  it("are one pool: one adapter's summaries use every bare adapter's summary slots at once", async () => {
+    // One summary slot per adapter and no waiting: a pool per adapter would refuse chat's second summary.
+    const pooled = await createLlamaEngine(
+      buildTinyEngineOptions(inject("models"), {
+        adapters: [{ id: "chat" }, { id: "agent" }],
+        slotsPerAdapter: 1,
+        summarySlotsPerAdapter: 1,
+        maxWaitingPerAdapter: 0,
+      }),
+    );
+    try {
+      const summary = (conversationId: string, prompt = VIEW) =>
+        pooled.generate({ ...request("chat", conversationId, prompt), maxTokens: 16, lane: "summary" });
+      await Promise.all([summary("a"), summary("b")]);
+      // Both slots busy: a third summary is refused, as the two pools' waiting allowances (0) add up to none.
+      const [c, d, e] = await Promise.allSettled([summary("c"), summary("d"), summary("e")]);
+      expect([c.status, d.status, e.status]).toEqual(["fulfilled", "fulfilled", "rejected"]);
+      expect(e.status === "rejected" ? e.reason : undefined).toBeInstanceOf(OverloadedError);
+      // A slot of the pool stays bound to its (adapter, conversation): the next summary of "d" reuses its view.
+      const next = await summary("d", `${VIEW}${d.status === "fulfilled" ? d.value.text : ""}\nuser: more\n`);
+      expect(next.usage.cachedPromptTokens).toBeGreaterThan(0);
+      // Answer slots stay each adapter's own, as the heartbeat reports them.
+      expect(pooled.snapshot().map((s) => [s.adapter, s.totalSlots, s.freeSlots])).toEqual([
+        ["chat", 1, 1],
+        ["agent", 1, 1],
+      ]);
+    } finally {
+      await pooled.close();
+    }
   });
 });

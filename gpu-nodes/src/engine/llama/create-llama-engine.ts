@@ -75,9 +75,15 @@ interface AdapterRuntime {
   info: EngineAdapterInfo;
   /** Routes and answers: the slot a conversation's next view reuses. */
   pool: SlotPool<LlamaSlot>;
-  /** Summary hops, when the node has summary slots; else they share `pool`. */
+  /**
+   * Summary hops, when the node has summary slots; else they share `pool`. Keyed by {@link summaryKey}: the
+   * adapters on the bare base draw from one pool of all their summary slots (see {@link createLlamaEngine}).
+   */
   summaries: SlotPool<LlamaSlot> | undefined;
 }
+
+/** A summary slot's binding: the conversation and the adapter whose summary it holds. */
+const summaryKey = (adapter: AdapterId, conversationId: string): string => `${adapter}\n${conversationId}`;
 
 /**
  * llama.cpp embedded through node-llama-cpp. LoRA is fixed per LlamaContext, so the base is loaded once and
@@ -85,6 +91,12 @@ interface AdapterRuntime {
  * LoRA share one context instead: node-llama-cpp batches the evaluations of one context's sequences that run at
  * once into one llama.cpp decode, so on a bare base 16 hops spread over five adapters decode as one batch of 16,
  * not five small batches taking turns for the threads (measured in `npm run bench:concurrency`).
+ *
+ * Their summary slots form one pool too. A summary is a long decode (up to 192 tokens) right after every answer,
+ * and the answers of a busy node mostly go to one or two specialists: with a pool per adapter, 16 summaries for
+ * one specialist with 4 summary slots decoded 4 at a time while the other 16 slots idled, and the 12 waiting
+ * held node admission that routes and answers then queued for (bench:concurrency at 16, 2 turns per client).
+ * Answer slots stay per adapter: they are what the heartbeat reports and the edge places conversations by.
  */
 export async function createLlamaEngine(options: LlamaEngineOptions): Promise<Engine> {
   const llama: Llama = await getLlama({
@@ -112,6 +124,15 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     const bare = options.adapters.filter((a) => a.loraPath === undefined);
     const shared = bare.length > 0 ? await createContext(bare.length * sequencesPerAdapter) : undefined;
     if (shared) contexts.push(shared);
+    const slots = (context: LlamaContext, count: number): LlamaSlot[] =>
+      Array.from({ length: count }, () => ({ sequence: context.getSequence(), tokens: new SlotTokens() }));
+    // One waiting allowance per adapter, as a pool of its own would have.
+    const sharedSummaries =
+      shared && summarySlots > 0
+        ? new SlotPool(slots(shared, bare.length * summarySlots), {
+            maxWaiting: bare.length * options.maxWaitingPerAdapter,
+          })
+        : undefined;
     for (const adapter of options.adapters) {
       // A LoRA that does not load (corrupt, wrong base) takes only its adapter out, not the node: l0 failing
       // must show in the heartbeat and as typed route errors, never as routing by a base without its adapter.
@@ -134,16 +155,19 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
                 return undefined;
               });
       if (context === undefined) continue;
-      const slots = (count: number): LlamaSlot[] =>
-        Array.from({ length: count }, () => ({ sequence: context.getSequence(), tokens: new SlotTokens() }));
       runtimes.set(adapter.id, {
         info: {
           id: adapter.id,
           revision: adapter.loraPath ? await options.fingerprintFile(adapter.loraPath) : baseRevision,
           lora: adapter.loraPath !== undefined,
         },
-        pool: new SlotPool(slots(options.slotsPerAdapter), pooled),
-        summaries: summarySlots > 0 ? new SlotPool(slots(summarySlots), pooled) : undefined,
+        pool: new SlotPool(slots(context, options.slotsPerAdapter), pooled),
+        summaries:
+          context === shared
+            ? sharedSummaries
+            : summarySlots > 0
+              ? new SlotPool(slots(context, summarySlots), pooled)
+              : undefined,
       });
     }
   } catch (error) {
@@ -174,12 +198,13 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       const constraint = request.constraint;
       const grammar = constraint && constraint.type !== "choice" ? await grammarFor(constraint) : undefined;
       const queuedAt = options.now();
-      const summaryPool = request.lane === "summary" ? runtime.summaries : undefined;
-      const pool = summaryPool ?? runtime.pool;
+      const summaries = request.lane === "summary" ? runtime.summaries : undefined;
       // A summary paused on the slot this request waits for would hold it up: it stops pausing.
-      const slotKey = `${request.adapter}\u0000${summaryPool ? "summary" : "main"}\u0000${request.conversationId}`;
+      const slotKey = `${request.adapter}\u0000${summaries ? "summary" : "main"}\u0000${request.conversationId}`;
       priority.hurry(slotKey);
-      const lease = await pool.acquire(request.conversationId, request.signal);
+      const lease = summaries
+        ? await summaries.acquire(summaryKey(request.adapter, request.conversationId), request.signal)
+        : await runtime.pool.acquire(request.conversationId, request.signal);
       const queueMs = options.now() - queuedAt;
       // Registered once the slot is held, so a latency hop waiting for a summary's slot never pauses that summary.
       const background = request.lane === "summary" ? priority.beginBackground(slotKey) : undefined;
