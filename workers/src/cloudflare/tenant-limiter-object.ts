@@ -31,6 +31,21 @@ const DEFAULT_LIMITS: TenantLimitSettings = {
  * that one is per location and approximate, and quotas must hold exactly across the world.
  */
 export class TenantLimiterObject extends DurableObject<Env> {
+  /**
+   * The buckets and overrides, read once and then kept here: this object is their only writer, and every turn calls
+   * it twice (admit, record), so two storage reads a call were a fixed cost on each request.
+   */
+  #state: TenantLimitState | undefined;
+  #overrides: Partial<TenantLimitSettings> = {};
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.#state = await ctx.storage.get<TenantLimitState>(STATE_KEY);
+      this.#overrides = (await ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) ?? {};
+    });
+  }
+
   async admit(): Promise<Admission> {
     return await this.#update((state, settings, now) => {
       const { state: next, admission } = admitTenantRequest(state, settings, now);
@@ -67,14 +82,15 @@ export class TenantLimiterObject extends DurableObject<Env> {
     }));
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- an RPC method: its callers hold a Promise-typed stub
   async readLimits(): Promise<TenantLimitSettings> {
-    return await this.#settings();
+    return this.#settings();
   }
 
   async setLimits(
     overrides: Partial<Record<keyof TenantLimitSettings, number | null>>,
   ): Promise<TenantLimitSettings> {
-    const stored = (await this.ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) ?? {};
+    const stored = this.#overrides;
     const next: Partial<TenantLimitSettings> = {};
     // A key the call names replaces the stored one; null (or an explicit undefined from an RPC caller) clears
     // it, so the default applies again.
@@ -82,11 +98,12 @@ export class TenantLimiterObject extends DurableObject<Env> {
       const value = key in overrides ? overrides[key] : stored[key];
       if (value !== null && value !== undefined) next[key] = value;
     }
+    this.#overrides = next;
     await this.ctx.storage.put(OVERRIDES_KEY, next);
-    return await this.#settings();
+    return this.#settings();
   }
 
-  /** Read, change, write: no await between the read and the write, so concurrent calls cannot interleave. */
+  /** Change, then write: no await before the change, so concurrent calls cannot interleave. */
   async #update<T>(
     change: (
       state: TenantLimitState,
@@ -94,16 +111,16 @@ export class TenantLimiterObject extends DurableObject<Env> {
       now: number,
     ) => { next: TenantLimitState; result: T },
   ): Promise<T> {
-    const settings = await this.#settings();
+    const settings = this.#settings();
     const now = Date.now();
-    const stored = await this.ctx.storage.get<TenantLimitState>(STATE_KEY);
-    const { next, result } = change(stored ?? createTenantLimitState(settings, now), settings, now);
+    const { next, result } = change(this.#state ?? createTenantLimitState(settings, now), settings, now);
+    this.#state = next;
     await this.ctx.storage.put(STATE_KEY, next);
     return result;
   }
 
-  async #settings(): Promise<TenantLimitSettings> {
-    const overrides = (await this.ctx.storage.get<Partial<TenantLimitSettings>>(OVERRIDES_KEY)) ?? {};
+  #settings(): TenantLimitSettings {
+    const overrides = this.#overrides;
     const read = (value: string | undefined, fallback: number) => {
       const parsed = Number(value);
       return value !== undefined && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
