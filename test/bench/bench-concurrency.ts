@@ -2,8 +2,9 @@
  * `npm run bench:concurrency`: turns per second, p50/p95 turn latency and errors by kind at concurrency 16, 64 and
  * 256 through the whole local mesh (edge in wrangler dev, NATS, one GPU node process on SmolLM2-135M-Instruct, or
  * the generated tiny model without it), then, in the same run, the physical limit: node-llama-cpp alone decoding
- * 16 sequences of one context at once on the same model and threads. Writes test/bench/results/concurrency.json and
- * concurrency.md. A benchmark, not a test: it asserts nothing.
+ * 16 sequences of one context at once on the same model and threads, with a short prompt and, per level, with the
+ * context that level's hops held, along with the prefill rate, for a work-equivalent share of the limit. Writes
+ * test/bench/results/concurrency.json and concurrency.md. A benchmark, not a test: it asserts nothing.
  */
 import { appendFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -18,7 +19,11 @@ import { describeBenchCommand } from "./describe-bench-command.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { measureConcurrencyLevel } from "./measure-concurrency-level.ts";
 import { openRawDecoder, type RawBatchedDecodeRun } from "./measure-raw-decode.ts";
-import { renderConcurrencyReport, type ConcurrencyReport } from "./render-concurrency-report.ts";
+import {
+  renderConcurrencyReport,
+  type ConcurrencyLevelReport,
+  type ConcurrencyReport,
+} from "./render-concurrency-report.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 import { diffNodeTokens, scrapeNodeTokens, waitForIdleNode } from "./scrape-node-tokens.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
@@ -62,6 +67,8 @@ const KNOBS = [
 /** A prompt SmolLM2 keeps answering at length under greedy decoding, so every raw sequence decodes the full count. */
 const RAW_PROMPT =
   "system: you are a helpful assistant.\nuser: count from 1 to 500, one number per line.\nassistant: 1\n2\n3\n";
+/** The same prompt counted on far enough to be cut at any context a level's hops hold (up to `contextSize`). */
+const RAW_CONTEXT_PROMPT = `${RAW_PROMPT}${Array.from({ length: 6000 }, (_, i) => `${i + 4}\n`).join("")}`;
 
 /**
  * `tiny` (the default) or `smollm2`. SmolLM2 is the default model, but on this 2-core machine, shared, its prefill
@@ -97,23 +104,22 @@ function liftHopDeadlines(ms: number): Record<string, string> {
   };
 }
 
-async function measureRawBatched(): Promise<RawBatchedDecodeRun> {
-  const raw = await openRawDecoder({
-    modelPath: basePath,
-    threads: THREADS,
-    contextSize,
-    sequences: MAX_CONCURRENT,
-  });
+async function measureRawBatched(sequences: number, contextTokens?: number): Promise<RawBatchedDecodeRun> {
+  const raw = await openRawDecoder({ modelPath: basePath, threads: THREADS, contextSize, sequences });
   try {
     await raw.runBatched(RAW_PROMPT, 4); // warm-up: first-batch allocations
-    return await raw.runBatched(RAW_PROMPT, RAW_DECODE_TOKENS);
+    return await raw.runBatched(
+      contextTokens === undefined ? RAW_PROMPT : RAW_CONTEXT_PROMPT,
+      RAW_DECODE_TOKENS,
+      contextTokens === undefined ? {} : { contextTokens },
+    );
   } finally {
     await raw.close();
   }
 }
 
 // Before and after the mesh, so a load change on the shared machine during the run shows as a spread.
-const rawBefore = await measureRawBatched();
+const rawBefore = await measureRawBatched(MAX_CONCURRENT);
 
 const nats = await startNatsServer();
 const metricsPort = await findFreePort();
@@ -146,7 +152,7 @@ const post = (path: string, body: unknown) =>
     body: JSON.stringify(body),
   });
 
-const levels = [];
+const levels: Omit<ConcurrencyLevelReport, "rawAtContext" | "workEquivalent">[] = [];
 let stoppedAt: string | undefined;
 try {
   // One unmeasured turn, so the first level does not pay for cold start (edge isolate, NATS, first slot).
@@ -192,8 +198,30 @@ try {
   await nats.dispose();
 }
 
-const rawAfter = await measureRawBatched();
+const rawAfter = await measureRawBatched(MAX_CONCURRENT);
 const rawTokensPerSecond = round((rawBefore.decodeTokensPerSecond + rawAfter.decodeTokensPerSecond) / 2, 1);
+
+// Each level's own physical limit, after the mesh has stopped: as many sequences as the level can batch, each
+// first holding the context the level's hops held on average, decoding, and its prefill rate.
+const levelsWithRaw: ConcurrencyLevelReport[] = [];
+for (const level of levels) {
+  const contextTokens = Math.min(
+    Math.max(1, Math.round(level.node.promptTokens / Math.max(1, level.node.hops))),
+    contextSize - RAW_DECODE_TOKENS - 1,
+  );
+  const run = await measureRawBatched(Math.min(level.concurrency, MAX_CONCURRENT), contextTokens);
+  const rawAtContext = {
+    sequences: run.sequences,
+    contextTokens: run.promptTokens,
+    decodeTokensPerSecond: round(run.decodeTokensPerSecond, 1),
+    prefillTokensPerSecond: round(run.prefillTokensPerSecond, 1),
+  };
+  // What the level's work would take on node-llama-cpp alone at those rates: its decoded and its evaluated tokens.
+  const rawSeconds =
+    level.node.completionTokens / run.decodeTokensPerSecond +
+    level.node.evaluatedPromptTokens / run.prefillTokensPerSecond;
+  levelsWithRaw.push({ ...level, rawAtContext, workEquivalent: round(rawSeconds / level.wallSeconds, 3) });
+}
 
 const report: ConcurrencyReport = {
   command: describeBenchCommand("bench:concurrency", KNOBS),
@@ -219,7 +247,7 @@ const report: ConcurrencyReport = {
     after: round(rawAfter.decodeTokensPerSecond, 1),
     tokensPerSecond: rawTokensPerSecond,
   },
-  levels,
+  levels: levelsWithRaw,
   ...(stoppedAt === undefined ? {} : { stoppedAt }),
 };
 await writeFile(join(OUT_DIR, "concurrency.json"), `${JSON.stringify(report, null, 2)}\n`);

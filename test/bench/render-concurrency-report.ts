@@ -10,6 +10,23 @@ export interface ConcurrencyLevelReport extends ConcurrencyLevelResult {
   nodeTokensPerSecond: number;
   /** Answer tokens the clients received per wall second. */
   answerTokensPerSecond: number;
+  /**
+   * node-llama-cpp alone after the mesh, min(concurrency, the node's admission limit) sequences, each first holding
+   * `contextTokens` (the level's prompt tokens per hop, from the node's counters), then decoding together; and the
+   * rate at which those sequences' prompts were evaluated, all at once.
+   */
+  rawAtContext: {
+    sequences: number;
+    contextTokens: number;
+    decodeTokensPerSecond: number;
+    prefillTokensPerSecond: number;
+  };
+  /**
+   * Seconds node-llama-cpp alone would need for the level's work at those rates (tokens decoded / raw decode rate
+   * + prompt tokens evaluated / raw prefill rate) over the level's wall seconds: the share of the machine's
+   * physical limit the mesh reached for the work it really did.
+   */
+  workEquivalent: number;
 }
 
 export interface ConcurrencyReport {
@@ -38,7 +55,8 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
         .join(", ") || "none",
       ...(level.warmupFailed > 0 ? [` (and ${level.warmupFailed} failed warm-up turns)`] : []),
     ].join("");
-  const ratio = (tokensPerSecond: number) => `${round((100 * tokensPerSecond) / r.raw.tokensPerSecond, 1)} %`;
+  const percent = (share: number) => `${round(100 * share, 1)} %`;
+  const ratio = (tokensPerSecond: number, raw = r.raw.tokensPerSecond) => percent(tokensPerSecond / raw);
   return [
     "# Concurrency benchmark",
     "",
@@ -61,6 +79,16 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
     `mesh levels, ${r.raw.after} after; mean ${r.raw.tokensPerSecond}. "node tok/s" counts every token the node`,
     "generated (route, answer, summary); prefill (evaluated prompt tokens) is work on top that the raw limit leaves out.",
     "",
+    "Those raw sequences hold a ~60-token prompt, while a node's hops decode with their whole view in context, and",
+    "decode slows as the attended context grows. So, after the mesh, each level gets its own limit: as many sequences",
+    "as the level can batch (min(concurrency, admission limit)), each first holding the level's mean prompt tokens",
+    `per hop ("ctx/hop": the node's prompt tokens over its hops), then decoding ${r.raw.decodeTokensPerSequence} tokens together ("raw at ctx").`,
+    '"of raw" is node tok/s against the short-context limit above, "of raw at ctx" against the level\'s own.',
+    '"raw prefill" is the rate at which those raw sequences\' prompts were evaluated, all at once. "work-equiv" is',
+    "the time node-llama-cpp alone would take for the level's work at those two rates (tokens the node generated /",
+    "raw at ctx + prompt tokens it evaluated / raw prefill) over the level's wall time: the share of this CPU's",
+    "physical limit the mesh reached for the work it really did (1 = no overhead, no idle threads).",
+    "",
     renderMarkdownRow([
       "concurrency",
       "turns",
@@ -71,6 +99,11 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
       "p95 ms",
       "node tok/s",
       "of raw",
+      "ctx/hop",
+      "raw at ctx tok/s",
+      "of raw at ctx",
+      "raw prefill tok/s",
+      "work-equiv",
       "answer tok/s",
       "prefill tok",
       "wall s",
@@ -80,6 +113,11 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
       "---:",
       "---:",
       "---",
+      "---:",
+      "---:",
+      "---:",
+      "---:",
+      "---:",
       "---:",
       "---:",
       "---:",
@@ -100,6 +138,11 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
         l.p95Ms,
         l.nodeTokensPerSecond,
         ratio(l.nodeTokensPerSecond),
+        l.rawAtContext.contextTokens,
+        l.rawAtContext.decodeTokensPerSecond,
+        ratio(l.nodeTokensPerSecond, l.rawAtContext.decodeTokensPerSecond),
+        l.rawAtContext.prefillTokensPerSecond,
+        percent(l.workEquivalent),
         l.answerTokensPerSecond,
         l.node.evaluatedPromptTokens,
         l.wallSeconds,
