@@ -51,6 +51,11 @@ const MAX_CONCURRENT = 16;
  * MAX_QUEUED hops never answers `overloaded` below (MAX_CONCURRENT + MAX_QUEUED) / 2 = 264 conversations.
  */
 const MAX_QUEUED = 512;
+/**
+ * MOL_BENCH_SUMMARY_HOPS: the node's summary admission lane (MOL_MAX_CONCURRENT_SUMMARIES), summaries run beside
+ * the MAX_CONCURRENT routes and answers; unset, summaries share MAX_CONCURRENT with them (the node's default).
+ */
+const SUMMARY_HOPS = process.env.MOL_BENCH_SUMMARY_HOPS;
 const RAW_DECODE_TOKENS = 64;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
 const KEY = "sk-bench-concurrency";
@@ -63,6 +68,7 @@ const KNOBS = [
   "MOL_BENCH_WARMUP_TURNS_PER_CLIENT",
   "MOL_BENCH_THREADS",
   "MOL_BENCH_HOP_TIMEOUT_MS",
+  "MOL_BENCH_SUMMARY_HOPS",
 ];
 /** A prompt SmolLM2 keeps answering at length under greedy decoding, so every raw sequence decodes the full count. */
 const RAW_PROMPT =
@@ -131,6 +137,7 @@ const node = spawnBenchNode("node-1", nats.url, {
   MOL_SUMMARY_SLOTS_PER_ADAPTER: "4",
   MOL_MAX_CONCURRENT: String(MAX_CONCURRENT),
   MOL_MAX_QUEUED: String(MAX_QUEUED),
+  ...(SUMMARY_HOPS === undefined ? {} : { MOL_MAX_CONCURRENT_SUMMARIES: SUMMARY_HOPS }),
   MOL_METRICS_PORT: String(metricsPort),
 });
 await node.ready;
@@ -235,6 +242,7 @@ const report: ConcurrencyReport = {
     summarySlotsPerAdapter: 4,
     nodeMaxConcurrentHops: MAX_CONCURRENT,
     nodeMaxQueuedHops: MAX_QUEUED,
+    nodeSummaryLane: SUMMARY_HOPS ?? "none (summaries share the hops above)",
     maxOutputTokens: MAX_OUTPUT_TOKENS,
     hopDeadlineMs: HOP_TIMEOUT_MS ?? "defaults (route 10 s)",
     minTurnsPerLevel: LEVEL_TURNS,
