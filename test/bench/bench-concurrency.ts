@@ -192,9 +192,19 @@ try {
     });
     if (level === undefined) break;
     const node = diffNodeTokens(await scrapeNodeTokens(metricsUrl), before);
+    // The summaries of the last turns end after the last answer: until the node is idle, they are the level's too.
+    const drainStarted = performance.now();
+    await waitForIdleNode(metricsUrl);
+    const drainSeconds = round((performance.now() - drainStarted) / 1000, 2);
+    const drained = diffNodeTokens(await scrapeNodeTokens(metricsUrl), before);
     levels.push({
       ...level,
       node,
+      drained: {
+        ...drained,
+        seconds: drainSeconds,
+        nodeTokensPerSecond: round(drained.completionTokens / (level.wallSeconds + drainSeconds), 1),
+      },
       nodeTokensPerSecond: round(node.completionTokens / level.wallSeconds, 1),
       answerTokensPerSecond: round(level.outputTokens / level.wallSeconds, 1),
     });
@@ -213,7 +223,7 @@ const rawTokensPerSecond = round((rawBefore.decodeTokensPerSecond + rawAfter.dec
 const levelsWithRaw: ConcurrencyLevelReport[] = [];
 for (const level of levels) {
   const contextTokens = Math.min(
-    Math.max(1, Math.round(level.node.promptTokens / Math.max(1, level.node.hops))),
+    Math.max(1, Math.round(level.drained.promptTokens / Math.max(1, level.drained.hops))),
     contextSize - RAW_DECODE_TOKENS - 1,
   );
   const run = await measureRawBatched(Math.min(level.concurrency, MAX_CONCURRENT), contextTokens);
@@ -223,11 +233,12 @@ for (const level of levels) {
     decodeTokensPerSecond: round(run.decodeTokensPerSecond, 1),
     prefillTokensPerSecond: round(run.prefillTokensPerSecond, 1),
   };
-  // What the level's work would take on node-llama-cpp alone at those rates: its decoded and its evaluated tokens.
+  // What the level's work, its trailing summaries included, would take on node-llama-cpp alone at those rates.
   const rawSeconds =
-    level.node.completionTokens / run.decodeTokensPerSecond +
-    level.node.evaluatedPromptTokens / run.prefillTokensPerSecond;
-  levelsWithRaw.push({ ...level, rawAtContext, workEquivalent: round(rawSeconds / level.wallSeconds, 3) });
+    level.drained.completionTokens / run.decodeTokensPerSecond +
+    level.drained.evaluatedPromptTokens / run.prefillTokensPerSecond;
+  const seconds = level.wallSeconds + level.drained.seconds;
+  levelsWithRaw.push({ ...level, rawAtContext, workEquivalent: round(rawSeconds / seconds, 3) });
 }
 
 const report: ConcurrencyReport = {

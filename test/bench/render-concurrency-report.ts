@@ -6,13 +6,18 @@ import { round } from "./stats.ts";
 export interface ConcurrencyLevelReport extends ConcurrencyLevelResult {
   /** What the node's counters moved by during the level's wall time (all hops: route, answer, summary). */
   node: NodeTokenCounts;
+  /**
+   * The counters again once the node went idle after the level (its last turns' summaries ended), and the
+   * seconds that took past the level's wall time: all the work the level's turns made the node do.
+   */
+  drained: NodeTokenCounts & { seconds: number; nodeTokensPerSecond: number };
   /** Tokens the node generated, all hops, per wall second. */
   nodeTokensPerSecond: number;
   /** Answer tokens the clients received per wall second. */
   answerTokensPerSecond: number;
   /**
    * node-llama-cpp alone after the mesh, min(concurrency, the node's admission limit) sequences, each first holding
-   * `contextTokens` (the level's prompt tokens per hop, from the node's counters), then decoding together; and the
+   * `contextTokens` (the level's prompt tokens per hop, drained counters), then decoding together; and the
    * rate at which those sequences' prompts were evaluated, all at once.
    */
   rawAtContext: {
@@ -23,8 +28,8 @@ export interface ConcurrencyLevelReport extends ConcurrencyLevelResult {
   };
   /**
    * Seconds node-llama-cpp alone would need for the level's work at those rates (tokens decoded / raw decode rate
-   * + prompt tokens evaluated / raw prefill rate) over the level's wall seconds: the share of the machine's
-   * physical limit the mesh reached for the work it really did.
+   * + prompt tokens evaluated / raw prefill rate, drained counters) over the level's wall + drain seconds: the
+   * share of the machine's physical limit the mesh reached for the work it really did.
    */
   workEquivalent: number;
 }
@@ -86,8 +91,11 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
     '"of raw" is node tok/s against the short-context limit above, "of raw at ctx" against the level\'s own.',
     '"raw prefill" is the rate at which those raw sequences\' prompts were evaluated, all at once. "work-equiv" is',
     "the time node-llama-cpp alone would take for the level's work at those two rates (tokens the node generated /",
-    "raw at ctx + prompt tokens it evaluated / raw prefill) over the level's wall time: the share of this CPU's",
-    "physical limit the mesh reached for the work it really did (1 = no overhead, no idle threads).",
+    "raw at ctx + prompt tokens it evaluated / raw prefill) over the level's wall + drain time: the share of this",
+    "CPU's physical limit the mesh reached for the work it really did (1 = no overhead, no idle threads).",
+    '"drain s": how long after the last answer the node took to go idle (the last turns\' summaries); "drained tok/s"',
+    "is every token the node generated for the level, those summaries included, over wall + drain seconds. ctx/hop",
+    'and work-equiv count the drained work; node tok/s and the two "of raw" columns count the wall time only.',
     "",
     renderMarkdownRow([
       "concurrency",
@@ -104,6 +112,8 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
       "of raw at ctx",
       "raw prefill tok/s",
       "work-equiv",
+      "drain s",
+      "drained tok/s",
       "answer tok/s",
       "prefill tok",
       "wall s",
@@ -113,6 +123,8 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
       "---:",
       "---:",
       "---",
+      "---:",
+      "---:",
       "---:",
       "---:",
       "---:",
@@ -143,6 +155,8 @@ export function renderConcurrencyReport(r: ConcurrencyReport): string {
         ratio(l.nodeTokensPerSecond, l.rawAtContext.decodeTokensPerSecond),
         l.rawAtContext.prefillTokensPerSecond,
         percent(l.workEquivalent),
+        l.drained.seconds,
+        l.drained.nodeTokensPerSecond,
         l.answerTokensPerSecond,
         l.node.evaluatedPromptTokens,
         l.wallSeconds,
