@@ -223,7 +223,8 @@ const rawTokensPerSecond = round((rawBefore.decodeTokensPerSecond + rawAfter.dec
 const levelsWithRaw: ConcurrencyLevelReport[] = [];
 for (const level of levels) {
   const contextTokens = Math.min(
-    Math.max(1, Math.round(level.drained.promptTokens / Math.max(1, level.drained.hops))),
+    // At least 2, so the raw prefill times one token or more.
+    Math.max(2, Math.round(level.drained.promptTokens / Math.max(1, level.drained.hops))),
     contextSize - RAW_DECODE_TOKENS - 1,
   );
   const run = await measureRawBatched(Math.min(level.concurrency, MAX_CONCURRENT), contextTokens);
