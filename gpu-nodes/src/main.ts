@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     engine,
     nodeId,
     maxConcurrent: env.MOL_MAX_CONCURRENT,
+    maxConcurrentSummaries: env.MOL_MAX_CONCURRENT_SUMMARIES,
     maxQueued: env.MOL_MAX_QUEUED,
     heartbeatIntervalMs: env.MOL_HEARTBEAT_INTERVAL_MS,
     heartbeatTtlMs: env.MOL_HEARTBEAT_TTL_MS,

@@ -2,8 +2,9 @@
  * `npm run bench:concurrency`: turns per second, p50/p95 turn latency and errors by kind at concurrency 16, 64 and
  * 256 through the whole local mesh (edge in wrangler dev, NATS, one GPU node process on SmolLM2-135M-Instruct, or
  * the generated tiny model without it), then, in the same run, the physical limit: node-llama-cpp alone decoding
- * 16 sequences of one context at once on the same model and threads. Writes test/bench/results/concurrency.json and
- * concurrency.md. A benchmark, not a test: it asserts nothing.
+ * 16 sequences of one context at once on the same model and threads, with a short prompt and, per level, with the
+ * context that level's hops held, along with the prefill rate, for a work-equivalent share of the limit. Writes
+ * test/bench/results/concurrency.json and concurrency.md. A benchmark, not a test: it asserts nothing.
  */
 import { appendFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -18,7 +19,11 @@ import { describeBenchCommand } from "./describe-bench-command.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { measureConcurrencyLevel } from "./measure-concurrency-level.ts";
 import { openRawDecoder, type RawBatchedDecodeRun } from "./measure-raw-decode.ts";
-import { renderConcurrencyReport, type ConcurrencyReport } from "./render-concurrency-report.ts";
+import {
+  renderConcurrencyReport,
+  type ConcurrencyLevelReport,
+  type ConcurrencyReport,
+} from "./render-concurrency-report.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 import { diffNodeTokens, scrapeNodeTokens, waitForIdleNode } from "./scrape-node-tokens.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
@@ -46,6 +51,11 @@ const MAX_CONCURRENT = 16;
  * MAX_QUEUED hops never answers `overloaded` below (MAX_CONCURRENT + MAX_QUEUED) / 2 = 264 conversations.
  */
 const MAX_QUEUED = 512;
+/**
+ * MOL_BENCH_SUMMARY_HOPS: the node's summary admission lane (MOL_MAX_CONCURRENT_SUMMARIES), summaries run beside
+ * the MAX_CONCURRENT routes and answers; unset, summaries share MAX_CONCURRENT with them (the node's default).
+ */
+const SUMMARY_HOPS = process.env.MOL_BENCH_SUMMARY_HOPS;
 const RAW_DECODE_TOKENS = 64;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
 const KEY = "sk-bench-concurrency";
@@ -58,10 +68,13 @@ const KNOBS = [
   "MOL_BENCH_WARMUP_TURNS_PER_CLIENT",
   "MOL_BENCH_THREADS",
   "MOL_BENCH_HOP_TIMEOUT_MS",
+  "MOL_BENCH_SUMMARY_HOPS",
 ];
 /** A prompt SmolLM2 keeps answering at length under greedy decoding, so every raw sequence decodes the full count. */
 const RAW_PROMPT =
   "system: you are a helpful assistant.\nuser: count from 1 to 500, one number per line.\nassistant: 1\n2\n3\n";
+/** The same prompt counted on far enough to be cut at any context a level's hops hold (up to `contextSize`). */
+const RAW_CONTEXT_PROMPT = `${RAW_PROMPT}${Array.from({ length: 6000 }, (_, i) => `${i + 4}\n`).join("")}`;
 
 /**
  * `tiny` (the default) or `smollm2`. SmolLM2 is the default model, but on this 2-core machine, shared, its prefill
@@ -97,23 +110,22 @@ function liftHopDeadlines(ms: number): Record<string, string> {
   };
 }
 
-async function measureRawBatched(): Promise<RawBatchedDecodeRun> {
-  const raw = await openRawDecoder({
-    modelPath: basePath,
-    threads: THREADS,
-    contextSize,
-    sequences: MAX_CONCURRENT,
-  });
+async function measureRawBatched(sequences: number, contextTokens?: number): Promise<RawBatchedDecodeRun> {
+  const raw = await openRawDecoder({ modelPath: basePath, threads: THREADS, contextSize, sequences });
   try {
     await raw.runBatched(RAW_PROMPT, 4); // warm-up: first-batch allocations
-    return await raw.runBatched(RAW_PROMPT, RAW_DECODE_TOKENS);
+    return await raw.runBatched(
+      contextTokens === undefined ? RAW_PROMPT : RAW_CONTEXT_PROMPT,
+      RAW_DECODE_TOKENS,
+      contextTokens === undefined ? {} : { contextTokens },
+    );
   } finally {
     await raw.close();
   }
 }
 
 // Before and after the mesh, so a load change on the shared machine during the run shows as a spread.
-const rawBefore = await measureRawBatched();
+const rawBefore = await measureRawBatched(MAX_CONCURRENT);
 
 const nats = await startNatsServer();
 const metricsPort = await findFreePort();
@@ -125,6 +137,7 @@ const node = spawnBenchNode("node-1", nats.url, {
   MOL_SUMMARY_SLOTS_PER_ADAPTER: "4",
   MOL_MAX_CONCURRENT: String(MAX_CONCURRENT),
   MOL_MAX_QUEUED: String(MAX_QUEUED),
+  ...(SUMMARY_HOPS === undefined ? {} : { MOL_MAX_CONCURRENT_SUMMARIES: SUMMARY_HOPS }),
   MOL_METRICS_PORT: String(metricsPort),
 });
 await node.ready;
@@ -146,7 +159,7 @@ const post = (path: string, body: unknown) =>
     body: JSON.stringify(body),
   });
 
-const levels = [];
+const levels: Omit<ConcurrencyLevelReport, "rawAtContext" | "workEquivalent">[] = [];
 let stoppedAt: string | undefined;
 try {
   // One unmeasured turn, so the first level does not pay for cold start (edge isolate, NATS, first slot).
@@ -179,9 +192,19 @@ try {
     });
     if (level === undefined) break;
     const node = diffNodeTokens(await scrapeNodeTokens(metricsUrl), before);
+    // The summaries of the last turns end after the last answer: until the node is idle, they are the level's too.
+    const drainStarted = performance.now();
+    await waitForIdleNode(metricsUrl);
+    const drainSeconds = round((performance.now() - drainStarted) / 1000, 2);
+    const drained = diffNodeTokens(await scrapeNodeTokens(metricsUrl), before);
     levels.push({
       ...level,
       node,
+      drained: {
+        ...drained,
+        seconds: drainSeconds,
+        nodeTokensPerSecond: round(drained.completionTokens / (level.wallSeconds + drainSeconds), 1),
+      },
       nodeTokensPerSecond: round(node.completionTokens / level.wallSeconds, 1),
       answerTokensPerSecond: round(level.outputTokens / level.wallSeconds, 1),
     });
@@ -192,8 +215,32 @@ try {
   await nats.dispose();
 }
 
-const rawAfter = await measureRawBatched();
+const rawAfter = await measureRawBatched(MAX_CONCURRENT);
 const rawTokensPerSecond = round((rawBefore.decodeTokensPerSecond + rawAfter.decodeTokensPerSecond) / 2, 1);
+
+// Each level's own physical limit, after the mesh has stopped: as many sequences as the level can batch, each
+// first holding the context the level's hops held on average, decoding, and its prefill rate.
+const levelsWithRaw: ConcurrencyLevelReport[] = [];
+for (const level of levels) {
+  const contextTokens = Math.min(
+    // At least 2, so the raw prefill times one token or more.
+    Math.max(2, Math.round(level.drained.promptTokens / Math.max(1, level.drained.hops))),
+    contextSize - RAW_DECODE_TOKENS - 1,
+  );
+  const run = await measureRawBatched(Math.min(level.concurrency, MAX_CONCURRENT), contextTokens);
+  const rawAtContext = {
+    sequences: run.sequences,
+    contextTokens: run.promptTokens,
+    decodeTokensPerSecond: round(run.decodeTokensPerSecond, 1),
+    prefillTokensPerSecond: round(run.prefillTokensPerSecond, 1),
+  };
+  // What the level's work, its trailing summaries included, would take on node-llama-cpp alone at those rates.
+  const rawSeconds =
+    level.drained.completionTokens / run.decodeTokensPerSecond +
+    level.drained.evaluatedPromptTokens / run.prefillTokensPerSecond;
+  const seconds = level.wallSeconds + level.drained.seconds;
+  levelsWithRaw.push({ ...level, rawAtContext, workEquivalent: round(rawSeconds / seconds, 3) });
+}
 
 const report: ConcurrencyReport = {
   command: describeBenchCommand("bench:concurrency", KNOBS),
@@ -207,6 +254,7 @@ const report: ConcurrencyReport = {
     summarySlotsPerAdapter: 4,
     nodeMaxConcurrentHops: MAX_CONCURRENT,
     nodeMaxQueuedHops: MAX_QUEUED,
+    nodeSummaryLane: SUMMARY_HOPS ?? "none (summaries share the hops above)",
     maxOutputTokens: MAX_OUTPUT_TOKENS,
     hopDeadlineMs: HOP_TIMEOUT_MS ?? "defaults (route 10 s)",
     minTurnsPerLevel: LEVEL_TURNS,
@@ -219,7 +267,7 @@ const report: ConcurrencyReport = {
     after: round(rawAfter.decodeTokensPerSecond, 1),
     tokensPerSecond: rawTokensPerSecond,
   },
-  levels,
+  levels: levelsWithRaw,
   ...(stoppedAt === undefined ? {} : { stoppedAt }),
 };
 await writeFile(join(OUT_DIR, "concurrency.json"), `${JSON.stringify(report, null, 2)}\n`);

@@ -16,7 +16,10 @@ export interface RawDecodeRun {
 
 export interface RawBatchedDecodeRun {
   sequences: number;
+  /** Tokens each sequence held before decoding (its prompt). */
   promptTokens: number;
+  /** Every sequence's prompt but its last token, evaluated at once, over the time that took. */
+  prefillTokensPerSecond: number;
   /** Tokens sampled, all sequences together. */
   completionTokens: number;
   wallSeconds: number;
@@ -28,10 +31,16 @@ export interface RawDecoder {
   /** One greedy generation on a fresh sequence: stops after `completionTokens` or at end of generation. */
   run(prompt: string, completionTokens: number): Promise<RawDecodeRun>;
   /**
-   * Every sequence of the context decoding at once: each holds the same prompt (evaluated first, not timed), then
-   * all generate `completionTokens` greedily together, so node-llama-cpp puts one token of each into every batch.
+   * Every sequence of the context decoding at once: each holds the same prompt (evaluated first, timed apart as
+   * prefill), then all generate `completionTokens` greedily together, so node-llama-cpp puts one token of each into
+   * every batch. `contextTokens` cuts the prompt to its first that many tokens, so a sequence decodes while
+   * holding as much context as a node's hop does (decode slows as the attended context grows).
    */
-  runBatched(prompt: string, completionTokens: number): Promise<RawBatchedDecodeRun>;
+  runBatched(
+    prompt: string,
+    completionTokens: number,
+    o?: { contextTokens?: number },
+  ): Promise<RawBatchedDecodeRun>;
   close(): Promise<void>;
 }
 
@@ -78,13 +87,18 @@ export async function openRawDecoder(o: {
         await sequence.dispose();
       }
     },
-    async runBatched(text, completionTokens) {
-      const prompt = tokenize(text);
+    async runBatched(text, completionTokens, o = {}) {
+      const whole = tokenize(text);
+      if (o.contextTokens !== undefined && o.contextTokens > whole.length)
+        throw new Error(`raw prompt has ${whole.length} tokens, fewer than the ${o.contextTokens} asked for`);
+      const prompt = whole.slice(0, Math.max(1, o.contextTokens ?? whole.length));
       const all = Array.from({ length: sequences }, () => context.getSequence());
       try {
-        // The prompt minus its last token goes in first, so the timed part is decoding, one token per sequence.
+        // The prompt minus its last token goes in first, so the decode timing is decoding, one token per sequence.
+        const prefillStarted = performance.now();
         await Promise.all(all.map((s) => s.evaluateWithoutGeneratingNewTokens(prompt.slice(0, -1))));
         const started = performance.now();
+        const prefillSeconds = (started - prefillStarted) / 1000;
         const runs = await Promise.all(
           all.map((s) => decodeGreedy(s, model, prompt.slice(-1), completionTokens, started)),
         );
@@ -93,6 +107,7 @@ export async function openRawDecoder(o: {
         return {
           sequences,
           promptTokens: prompt.length,
+          prefillTokensPerSecond: (sequences * (prompt.length - 1)) / prefillSeconds,
           completionTokens: generated,
           wallSeconds,
           decodeTokensPerSecond: generated / wallSeconds,

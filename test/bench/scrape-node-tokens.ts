@@ -1,11 +1,17 @@
-/** The node's token counters, all adapters together, from its Prometheus text. */
+/** The node's token and hop counters, all adapters (and hops, outcomes) together, from its Prometheus text. */
 export interface NodeTokenCounts {
+  /** Hops served, every outcome. */
+  hops: number;
+  /** Prompt tokens of served hops: cached + evaluated, the context each hop held when it began decoding. */
+  promptTokens: number;
   completionTokens: number;
   evaluatedPromptTokens: number;
   cachedPromptTokens: number;
 }
 
 const COUNTERS: Record<keyof NodeTokenCounts, string> = {
+  hops: "molmesh_hops_total",
+  promptTokens: "molmesh_prompt_tokens_total",
   completionTokens: "molmesh_completion_tokens_total",
   evaluatedPromptTokens: "molmesh_evaluated_prompt_tokens_total",
   cachedPromptTokens: "molmesh_cached_prompt_tokens_total",
@@ -23,18 +29,20 @@ async function scrape(metricsUrl: string): Promise<(name: string) => number> {
 
 export async function scrapeNodeTokens(metricsUrl: string): Promise<NodeTokenCounts> {
   const total = await scrape(metricsUrl);
-  return {
-    completionTokens: total(COUNTERS.completionTokens),
-    evaluatedPromptTokens: total(COUNTERS.evaluatedPromptTokens),
-    cachedPromptTokens: total(COUNTERS.cachedPromptTokens),
-  };
+  return mapCounts((key) => total(COUNTERS[key]));
 }
 
 export function diffNodeTokens(after: NodeTokenCounts, before: NodeTokenCounts): NodeTokenCounts {
+  return mapCounts((key) => after[key] - before[key]);
+}
+
+function mapCounts(value: (key: keyof NodeTokenCounts) => number): NodeTokenCounts {
   return {
-    completionTokens: after.completionTokens - before.completionTokens,
-    evaluatedPromptTokens: after.evaluatedPromptTokens - before.evaluatedPromptTokens,
-    cachedPromptTokens: after.cachedPromptTokens - before.cachedPromptTokens,
+    hops: value("hops"),
+    promptTokens: value("promptTokens"),
+    completionTokens: value("completionTokens"),
+    evaluatedPromptTokens: value("evaluatedPromptTokens"),
+    cachedPromptTokens: value("cachedPromptTokens"),
   };
 }
 

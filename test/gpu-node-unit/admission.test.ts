@@ -205,3 +205,65 @@ describe("Admission (the node's fair queue)", () => {
     expect(admission.inFlight).toBe(0);
   });
 });
+
+describe("Admission's summary lane (maxConcurrentSummaries)", () => {
+  const summary = (admission: Admission, tenantId = "t") =>
+    admission.enter({ tenantId, lane: "summary", signal: never });
+  const turn = (admission: Admission, tenantId = "t") => admission.enter({ tenantId, signal: never });
+
+  it("admits a route or answer at once while summaries fill and queue in their own lane", async () => {
+    const admission = new Admission({ maxConcurrent: 2, maxConcurrentSummaries: 2, maxQueued: 10 });
+    const summaries = [0, 1, 2, 3].map(() => summary(admission));
+    await settle();
+    expect(admission.inFlight).toBe(2);
+    expect(admission.queued).toBe(2);
+    const admitted: string[] = [];
+    const turns = [0, 1, 2].map((i) =>
+      turn(admission).then((release) => (admitted.push(`turn ${i}`), release)),
+    );
+    await settle();
+    // Two turns run beside the two summaries; the third waits for a turn, not for the queued summaries.
+    expect(admitted).toEqual(["turn 0", "turn 1"]);
+    expect(admission.inFlight).toBe(4);
+    (await summaries[0])?.();
+    await settle();
+    expect(admitted).toEqual(["turn 0", "turn 1"]);
+    (await turns[0])?.();
+    await settle();
+    expect(admitted).toEqual(["turn 0", "turn 1", "turn 2"]);
+    for (const hop of [...summaries.slice(1), ...turns.slice(1)]) (await hop)();
+    expect(admission.inFlight).toBe(0);
+    expect(admission.queued).toBe(0);
+  });
+
+  it("keeps one queue bound over both lanes, and sheds across them for a lighter tenant", async () => {
+    const admission = new Admission({ maxConcurrent: 1, maxConcurrentSummaries: 1, maxQueued: 2 });
+    const running = [await turn(admission), await summary(admission)];
+    const heavy = [turn(admission, "heavy"), summary(admission, "heavy")];
+    await expect(turn(admission, "heavy")).rejects.toBeInstanceOf(OverloadedError);
+    const light = summary(admission, "light");
+    await expect(heavy[1]).rejects.toBeInstanceOf(OverloadedError);
+    expect(admission.queuedByTenant()).toEqual(
+      new Map([
+        ["heavy", 1],
+        ["light", 1],
+      ]),
+    );
+    expect(admission.queuedTenants).toBe(2);
+    for (const release of running) release();
+    for (const hop of [heavy[0], light]) (await hop)?.();
+    expect(admission.inFlight).toBe(0);
+  });
+
+  it("without one, a summary holds one of maxConcurrent and a route or answer queues behind it", async () => {
+    const admission = new Admission({ maxConcurrent: 1, maxQueued: 10 });
+    const held = await summary(admission);
+    let admitted = false;
+    const next = turn(admission).then((release) => ((admitted = true), release));
+    await settle();
+    expect(admitted).toBe(false);
+    held();
+    (await next)();
+    expect(admitted).toBe(true);
+  });
+});

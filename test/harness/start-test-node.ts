@@ -63,7 +63,13 @@ export async function startTestNode(options: {
   node?: Partial<
     Pick<
       GpuNodeOptions,
-      "maxConcurrent" | "maxQueued" | "heartbeatIntervalMs" | "heartbeatTtlMs" | "metricsPort" | "tracer"
+      | "maxConcurrent"
+      | "maxConcurrentSummaries"
+      | "maxQueued"
+      | "heartbeatIntervalMs"
+      | "heartbeatTtlMs"
+      | "metricsPort"
+      | "tracer"
     >
   >;
   /** Wraps the real engine (e.g. to hold one request long enough to observe it in flight). */

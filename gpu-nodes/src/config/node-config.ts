@@ -62,6 +62,8 @@ export const nodeEnvSchema = z
     MOL_SUMMARY_MAX_DEFERRAL_MS: int(0, 600_000).default(2_000),
     MOL_MAX_WAITING_PER_ADAPTER: int(0, 1024).optional(),
     MOL_MAX_CONCURRENT: int(1, 4096).default(8),
+    /** Summary hops that run at once in their own admission lane; unset = summaries share MOL_MAX_CONCURRENT. */
+    MOL_MAX_CONCURRENT_SUMMARIES: int(1, 4096).optional(),
     /** Hops that wait in the node's fair queue, all tenants together; unset = 16 × MOL_MAX_CONCURRENT. */
     MOL_MAX_QUEUED: int(0, 65_536).optional(),
     MOL_HEARTBEAT_INTERVAL_MS: int(100, 60_000).default(2_000),

@@ -13,8 +13,13 @@ const INITIAL_SERVICE_MS = 1_000;
 const SERVICE_MS_SMOOTHING = 0.2;
 
 export interface AdmissionOptions {
-  /** Hops that run at once (MOL_MAX_CONCURRENT). */
+  /** Hops that run at once (MOL_MAX_CONCURRENT); route and answer hops only when summaries have their own lane. */
   maxConcurrent: number;
+  /**
+   * Summary hops that run at once in a lane of their own, beside `maxConcurrent` route and answer hops
+   * (MOL_MAX_CONCURRENT_SUMMARIES). Unset: summaries share `maxConcurrent` with the others, one queue.
+   */
+  maxConcurrentSummaries?: number | undefined;
   /** Hops that may wait, all tenants together (MOL_MAX_QUEUED); 0 refuses at once past `maxConcurrent`. */
   maxQueued: number;
   /** Cost credited to each waiting tenant per round (deficit round robin); one hop by default. */
@@ -28,11 +33,24 @@ export interface AdmissionTicket {
   tenantId?: string | undefined;
   /** What the hop is charged against its tenant's share; 1 (a hop) unless weighted. */
   cost?: number;
+  /** `summary`: the summary lane, when the node has one; route and answer hops are `turn` (the default). */
+  lane?: AdmissionLane;
   /** Aborting it (the hop's deadline, a cancel from the edge) takes the hop out of the queue. */
   signal: AbortSignal;
 }
 
+export type AdmissionLane = "turn" | "summary";
+
+/** Hops of one kind that run at once up to `maxConcurrent`, their tenants' queues served by deficit round robin. */
+interface Lane {
+  maxConcurrent: number;
+  inFlight: number;
+  /** Tenants with waiting hops, in round-robin order: the first is the one being served. */
+  active: Map<string, TenantQueue>;
+}
+
 interface Waiter {
+  lane: Lane;
   tenantId: string;
   cost: number;
   admit: () => void;
@@ -66,28 +84,44 @@ interface TenantQueue {
  *
  * The bound in conversations (README, "The queue bound"): a conversation holds at most two hops here at once (its
  * route or answer, and the previous turn's summary), so no hop is refused while at most
- * (`maxConcurrent` + `maxQueued`) / 2 conversations use the node.
+ * (`maxConcurrent` + `maxQueued`) / 2 conversations use the node (a summary lane only adds room).
+ *
+ * The summary lane (`maxConcurrentSummaries`): summaries run after the answer, in the background, one per turn,
+ * and each holds its slot for up to 192 tokens; sharing one limit, they filled every admission slot under load
+ * and the next turns' routes and answers queued behind them. In their own lane a route or answer waits only for
+ * other routes and answers; the queue bound stays one bound over both lanes.
  */
 export class Admission {
   readonly maxConcurrent: number;
+  readonly maxConcurrentSummaries: number | undefined;
   readonly maxQueued: number;
   readonly #quantum: number;
   readonly #now: () => number;
-  /** Tenants with waiting hops, in round-robin order: the first is the one being served. */
-  readonly #active = new Map<string, TenantQueue>();
-  #inFlight = 0;
+  readonly #turns: Lane;
+  readonly #summaries: Lane;
   #queued = 0;
   #serviceMs = INITIAL_SERVICE_MS;
 
   constructor(options: AdmissionOptions) {
     this.maxConcurrent = options.maxConcurrent;
+    this.maxConcurrentSummaries = options.maxConcurrentSummaries;
     this.maxQueued = options.maxQueued;
+    this.#turns = { maxConcurrent: options.maxConcurrent, inFlight: 0, active: new Map() };
+    this.#summaries =
+      options.maxConcurrentSummaries === undefined
+        ? this.#turns
+        : { maxConcurrent: options.maxConcurrentSummaries, inFlight: 0, active: new Map() };
     this.#quantum = options.quantum ?? 1;
     this.#now = options.now ?? (() => performance.now());
   }
 
+  /** Hops admitted and not yet released, both lanes. */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#turns.inFlight + (this.#summaries === this.#turns ? 0 : this.#summaries.inFlight);
+  }
+  /** Route and answer hops admitted and not yet released (summaries too when they share the lane). */
+  get turnsInFlight(): number {
+    return this.#turns.inFlight;
   }
   /** Hops waiting for admission, all tenants together. */
   get queued(): number {
@@ -99,7 +133,7 @@ export class Admission {
   }
   /** Tenants with at least one waiting hop. */
   get queuedTenants(): number {
-    return this.#active.size;
+    return this.queuedByTenant().size;
   }
 
   /**
@@ -109,7 +143,9 @@ export class Admission {
   enter(ticket: AdmissionTicket): Promise<() => void> {
     // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort reason is the hop's typed error
     if (ticket.signal.aborted) return Promise.reject(ticket.signal.reason);
-    if (this.#inFlight < this.maxConcurrent && this.#queued === 0) return Promise.resolve(this.#start());
+    const lane = ticket.lane === "summary" ? this.#summaries : this.#turns;
+    if (lane.inFlight < lane.maxConcurrent && lane.active.size === 0)
+      return Promise.resolve(this.#start(lane));
     const tenantId = ticket.tenantId ?? ANONYMOUS_TENANT;
     if (this.#queued >= this.maxQueued && !this.#shedForLighter(tenantId)) {
       return Promise.reject(this.#overloaded());
@@ -121,11 +157,12 @@ export class Admission {
         reject(ticket.signal.reason);
       };
       const waiter: Waiter = {
+        lane,
         tenantId,
         cost: ticket.cost ?? 1,
         admit: () => {
           ticket.signal.removeEventListener("abort", onAbort);
-          resolve(this.#start());
+          resolve(this.#start(lane));
         },
         refuse: (error) => {
           ticket.signal.removeEventListener("abort", onAbort);
@@ -133,36 +170,45 @@ export class Admission {
         },
       };
       ticket.signal.addEventListener("abort", onAbort, { once: true });
-      const queue = this.#active.get(tenantId) ?? { waiters: [], deficit: 0, credited: false };
+      const queue = lane.active.get(tenantId) ?? { waiters: [], deficit: 0, credited: false };
       queue.waiters.push(waiter);
-      this.#active.set(tenantId, queue);
+      lane.active.set(tenantId, queue);
       this.#queued++;
     });
   }
 
-  /** Waiting hops by tenant, for metrics and tests. */
+  /** Waiting hops by tenant, both lanes together, for metrics and tests. */
   queuedByTenant(): Map<string, number> {
-    return new Map([...this.#active].map(([tenant, queue]) => [tenant, queue.waiters.length]));
+    const byTenant = new Map<string, number>();
+    for (const [tenant, queue] of this.#queues())
+      byTenant.set(tenant, (byTenant.get(tenant) ?? 0) + queue.waiters.length);
+    return byTenant;
   }
 
-  #start(): () => void {
-    this.#inFlight++;
+  /** Every tenant queue, of one lane or of both. */
+  *#queues(): Generator<[string, TenantQueue]> {
+    yield* this.#turns.active;
+    if (this.#summaries !== this.#turns) yield* this.#summaries.active;
+  }
+
+  #start(lane: Lane): () => void {
+    lane.inFlight++;
     const startedAt = this.#now();
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.#inFlight--;
+      lane.inFlight--;
       const tookMs = this.#now() - startedAt;
       this.#serviceMs += SERVICE_MS_SMOOTHING * (tookMs - this.#serviceMs);
-      this.#dispatch();
+      this.#dispatch(lane);
     };
   }
 
   /** Deficit round robin: the first tenant gets its quantum once per visit and runs hops while it pays for them. */
-  #dispatch(): void {
-    while (this.#inFlight < this.maxConcurrent) {
-      const next = this.#active.entries().next();
+  #dispatch(lane: Lane): void {
+    while (lane.inFlight < lane.maxConcurrent) {
+      const next = lane.active.entries().next();
       if (next.done === true) return;
       const [tenantId, queue] = next.value;
       if (!queue.credited) {
@@ -173,8 +219,8 @@ export class Admission {
       if (head.cost > queue.deficit) {
         // Its turn is over: to the back of the round, keeping the deficit it has not spent.
         queue.credited = false;
-        this.#active.delete(tenantId);
-        this.#active.set(tenantId, queue);
+        lane.active.delete(tenantId);
+        lane.active.set(tenantId, queue);
         continue;
       }
       queue.deficit -= head.cost;
@@ -183,28 +229,34 @@ export class Admission {
     }
   }
 
-  /** At the bound: makes room for `tenantId` by shedding the newest hop of a tenant holding more, if any. */
+  /**
+   * At the bound: makes room for `tenantId` by shedding the newest hop of the tenant holding the most waiting
+   * hops (both lanes), if it holds more; from its longer lane queue, the summary one on a tie.
+   */
   #shedForLighter(tenantId: string): boolean {
-    const own = this.#active.get(tenantId)?.waiters.length ?? 0;
+    const byTenant = this.queuedByTenant();
+    let heaviest: [string, number] | undefined;
+    for (const entry of byTenant) if (!heaviest || entry[1] > heaviest[1]) heaviest = entry;
+    if (!heaviest || heaviest[1] <= (byTenant.get(tenantId) ?? 0) + 1) return false;
     let longest: TenantQueue | undefined;
-    for (const queue of this.#active.values()) {
-      if (!longest || queue.waiters.length > longest.waiters.length) longest = queue;
+    for (const [tenant, queue] of this.#queues()) {
+      if (tenant === heaviest[0] && (!longest || queue.waiters.length >= longest.waiters.length))
+        longest = queue;
     }
-    if (!longest || longest.waiters.length <= own + 1) return false;
-    const shed = longest.waiters[longest.waiters.length - 1] as Waiter;
+    const shed = longest?.waiters[longest.waiters.length - 1] as Waiter;
     this.#take(shed);
     shed.refuse(this.#overloaded());
     return true;
   }
 
   #take(waiter: Waiter): void {
-    const queue = this.#active.get(waiter.tenantId);
+    const queue = waiter.lane.active.get(waiter.tenantId);
     const index = queue?.waiters.indexOf(waiter) ?? -1;
     if (!queue || index < 0) return;
     queue.waiters.splice(index, 1);
     this.#queued--;
     // An emptied queue leaves the round; DRR forgets its deficit so idle tenants bank no credit.
-    if (queue.waiters.length === 0) this.#active.delete(waiter.tenantId);
+    if (queue.waiters.length === 0) waiter.lane.active.delete(waiter.tenantId);
   }
 
   /** The wait until a hop arriving now would run: the queue ahead of it, drained `maxConcurrent` at a time. */

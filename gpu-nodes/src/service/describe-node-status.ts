@@ -41,7 +41,8 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
         warmConversations: (s?.warmConversations ?? []).slice(0, MAX_WARM_KEYS_PER_ADAPTER),
       };
     }),
-    inFlight: source.admission.inFlight,
+    // Against maxConcurrent: summaries running in a lane of their own leave a turn's room as it is.
+    inFlight: source.admission.turnsInFlight,
     maxConcurrent: source.admission.maxConcurrent,
     // Hops in the fair queue and hops admitted but waiting for their slot: both are work ahead of a new hop.
     queueDepth: source.admission.queued + slots.reduce((n, s) => n + s.waiting, 0),

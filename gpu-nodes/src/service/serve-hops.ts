@@ -174,7 +174,11 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
     // Registered before it queues, so the hop's deadline and a cancel from the edge also end its wait.
     const running = inFlight.start(request.requestId, request.timeoutMs);
     finish = running.finish;
-    release = await admission.enter({ tenantId: request.tenantId, signal: running.signal });
+    release = await admission.enter({
+      tenantId: request.tenantId,
+      lane: hop === "summary" ? "summary" : "turn",
+      signal: running.signal,
+    });
     const admittedAt = now();
     sharing = admission.inFlight;
     const ctx: HopContext = {

@@ -20,6 +20,8 @@ export interface GpuNodeOptions {
   engine: Engine;
   nodeId: string;
   maxConcurrent?: number;
+  /** Summary hops that run at once in their own admission lane; unset: they share `maxConcurrent`. */
+  maxConcurrentSummaries?: number | undefined;
   /** Hops that may wait for admission (all tenants); past it `overloaded`. Default 16 × maxConcurrent. */
   maxQueued?: number | undefined;
   heartbeatIntervalMs?: number;
@@ -52,6 +54,7 @@ export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
   const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_HOPS;
   const admission = new Admission({
     maxConcurrent,
+    maxConcurrentSummaries: options.maxConcurrentSummaries,
     maxQueued: options.maxQueued ?? DEFAULT_QUEUED_PER_SLOT * maxConcurrent,
     now: options.now,
   });
