@@ -59,9 +59,9 @@ describe("the committed route eval", () => {
     expect(manifest.views).toEqual(report.views);
   });
 
-  it("explains ten of the trained router's test misroutes, each one it really got wrong", () => {
+  it("explains ten of the trained router's test misroutes (all, when fewer), each one it really got wrong", () => {
     const misrouted = new Set(report.misrouted.filter((m) => m.router === "trained").map((m) => m.id));
-    expect(Object.keys(notes)).toHaveLength(10);
+    expect(Object.keys(notes)).toHaveLength(Math.min(10, misrouted.size));
     for (const id of Object.keys(notes)) expect(misrouted, id).toContain(id);
     const wrong = result("trained", "test");
     expect(wrong && Math.round(wrong.n * (1 - wrong.accuracy))).toBe(misrouted.size);
