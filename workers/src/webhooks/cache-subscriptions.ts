@@ -1,4 +1,5 @@
 import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
+import { IsolateCache, clearedAfter } from "../lib/isolate-cache.ts";
 import type { WebhookEndpoint, WebhookEndpointStore } from "./webhook-endpoint-store.ts";
 
 /**
@@ -9,41 +10,11 @@ import type { WebhookEndpoint, WebhookEndpointStore } from "./webhook-endpoint-s
  * conversations within this long, the same bound as for API keys (tenancy/cache-key-lookups.ts).
  */
 export const SUBSCRIPTION_TTL_MS = 5_000;
-/** Enough for one isolate's tenants; past it the oldest go first. */
-const MAX_CACHED_SUBSCRIPTIONS = 1_000;
 
-/** The subscription lists of one isolate, shared by its requests and conversation objects. */
-export class SubscriptionCache {
-  readonly #entries = new Map<string, { endpoints: WebhookEndpoint[]; expiresAt: number }>();
-  readonly #now: () => number;
-  readonly #ttlMs: number;
-
+/** The subscription lists of one isolate, by tenant and event type, shared by its requests and conversations. */
+export class SubscriptionCache extends IsolateCache<WebhookEndpoint[]> {
   constructor(now: () => number, ttlMs = SUBSCRIPTION_TTL_MS) {
-    this.#now = now;
-    this.#ttlMs = ttlMs;
-  }
-
-  read(tenantId: string, type: WebhookEventType): WebhookEndpoint[] | undefined {
-    const key = `${tenantId}\u0000${type}`;
-    const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt > this.#now()) return entry.endpoints;
-    this.#entries.delete(key);
-    return undefined;
-  }
-
-  write(tenantId: string, type: WebhookEventType, endpoints: WebhookEndpoint[]): void {
-    const key = `${tenantId}\u0000${type}`;
-    this.#entries.delete(key);
-    this.#entries.set(key, { endpoints, expiresAt: this.#now() + this.#ttlMs });
-    for (const oldest of this.#entries.keys()) {
-      if (this.#entries.size <= MAX_CACHED_SUBSCRIPTIONS) break;
-      this.#entries.delete(oldest);
-    }
-  }
-
-  clear(): void {
-    this.#entries.clear();
+    super(now, ttlMs);
   }
 }
 
@@ -52,27 +23,19 @@ export function cacheSubscriptions(
   store: WebhookEndpointStore,
   cache: SubscriptionCache,
 ): WebhookEndpointStore {
-  const cleared = <A extends unknown[], R>(write: (...args: A) => Promise<R>) => {
-    return async (...args: A): Promise<R> => {
-      try {
-        return await write(...args);
-      } finally {
-        cache.clear();
-      }
-    };
-  };
   return {
     ...store,
-    async listSubscribed(tenantId, type) {
-      const cached = cache.read(tenantId, type);
+    async listSubscribed(tenantId, type: WebhookEventType) {
+      const key = `${tenantId}\u0000${type}`;
+      const cached = cache.read(key);
       if (cached) return cached;
       const endpoints = await store.listSubscribed(tenantId, type);
-      cache.write(tenantId, type, endpoints);
+      cache.write(key, endpoints);
       return endpoints;
     },
-    create: cleared(store.create.bind(store)),
-    update: cleared(store.update.bind(store)),
-    rotateSecret: cleared(store.rotateSecret.bind(store)),
-    remove: cleared(store.remove.bind(store)),
+    create: clearedAfter(cache, store.create.bind(store)),
+    update: clearedAfter(cache, store.update.bind(store)),
+    rotateSecret: clearedAfter(cache, store.rotateSecret.bind(store)),
+    remove: clearedAfter(cache, store.remove.bind(store)),
   };
 }
