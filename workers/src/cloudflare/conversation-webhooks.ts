@@ -9,6 +9,7 @@ import {
   type WebhookEvent,
 } from "../api/format/build-webhook-event.ts";
 import { flushWebhookOutbox } from "../webhooks/flush-webhook-outbox.ts";
+import type { WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
 import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { DrizzleWebhookOutbox } from "./drizzle-webhook-outbox.ts";
 import type { Env } from "./env.ts";
@@ -22,11 +23,14 @@ export class ConversationWebhooks implements TurnOutbox {
   readonly #ctx: DurableObjectState;
   readonly #env: Env;
   readonly #outbox: DrizzleWebhookOutbox;
+  /** Opened once: each turn and summary asks it, and opening builds a drizzle client over D1. */
+  readonly #endpoints: WebhookEndpointStore;
   #flushing: Promise<void> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     this.#ctx = ctx;
     this.#env = env;
+    this.#endpoints = openWebhookEndpointStore(env);
     this.#outbox = new DrizzleWebhookOutbox(ctx.storage);
   }
 
@@ -38,12 +42,10 @@ export class ConversationWebhooks implements TurnOutbox {
     const type = eventTypeOf(turn, phase);
     if (!type) return;
     // A failed lookup (D1 unreachable) outboxes the event anyway: the alarm's flush decides once D1 answers.
-    const subscribed = await openWebhookEndpointStore(this.#env)
-      .listSubscribed(meta.tenantId, type)
-      .then(
-        (endpoints) => endpoints.length > 0,
-        () => true,
-      );
+    const subscribed = await this.#endpoints.listSubscribed(meta.tenantId, type).then(
+      (endpoints) => endpoints.length > 0,
+      () => true,
+    );
     if (!subscribed) return;
     const event = await buildEvent(meta, turn, type);
     this.#outbox.add(event, Date.now());
@@ -59,7 +61,7 @@ export class ConversationWebhooks implements TurnOutbox {
       await flushWebhookOutbox({
         tenantId,
         outbox: this.#outbox,
-        endpoints: openWebhookEndpointStore(this.#env),
+        endpoints: this.#endpoints,
         deliveryLog: (endpointId) =>
           this.#env.WEBHOOKS.getByName(endpointId) as DurableObjectStub<WebhookEndpointObject>,
       });
