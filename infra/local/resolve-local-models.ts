@@ -9,6 +9,7 @@ import {
   findCatalogEntry,
   formatMegabytes,
   resolveModelsDir,
+  weightsSha256s,
 } from "../../gpu-nodes/tools/models/model-catalog.ts";
 import {
   ModelPullError,
@@ -87,8 +88,8 @@ export async function resolveLocalModels(
       modelsDir,
       labels: DEFAULT_ADAPTER_IDS,
     });
-    // The committed router adapter replaces the random l0 when it was trained on exactly this base.
-    const router = findTrainedRouter(entry.sha256);
+    // The committed router adapter replaces the random l0 when it was trained on exactly these weights.
+    const router = findTrainedRouter(weightsSha256s(entry));
     if (router) adapters[ROUTER_ADAPTER] = router.path;
     return {
       env: { MOL_BASE_MODEL: pulled.path, ...adapterEnv(adapters) },

@@ -1,7 +1,7 @@
 /**
  * Checks an exported l0 GGUF against the PyTorch model it came from: llama.cpp (through the node's own engine)
  * loads base + adapter and scores the labels of the examples the trainer wrote with --check; the two label
- * distributions must agree (Q4_1 matmuls and f32 torch differ a little, a layout bug differs a lot).
+ * distributions must agree (quantized matmuls and f32 torch differ a little, a layout bug differs a lot).
  * Usage: tsx infra/router/check-adapter.ts <base.gguf> <l0.gguf> <prompts.jsonl> <check.jsonl>
  */
 import { readFileSync } from "node:fs";

@@ -11,7 +11,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
-import { findSmollm2Model } from "../harness/find-smollm2-model.ts";
+import { SMOLLM2_LABEL, findSmollm2Model } from "../harness/find-smollm2-model.ts";
 import { findFreePort } from "../harness/free-port.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
@@ -247,7 +247,7 @@ const report: ConcurrencyReport = {
   machine: collectMachineFacts(),
   settings: {
     path: "client → edge (wrangler dev) → NATS → 1 GPU node process",
-    model: `${smollm2 ? "SmolLM2-135M-Instruct Q4_1" : "generated tiny llama"}, every adapter on the bare base`,
+    model: `${smollm2 ? SMOLLM2_LABEL : "generated tiny llama"}, every adapter on the bare base`,
     nodeThreads: THREADS,
     contextSize,
     slotsPerAdapter: 12,

@@ -20,7 +20,7 @@ import { percentile, round, sum } from "./stats.ts";
 import { measureFleetRun, type HopSample } from "./measure-fleet-run.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
-import { findSmollm2Model } from "../harness/find-smollm2-model.ts";
+import { SMOLLM2_LABEL, findSmollm2Model } from "../harness/find-smollm2-model.ts";
 import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
 
 const NODES = Number(process.env.MOL_BENCH_NODES ?? 4);
@@ -254,7 +254,7 @@ async function writeReport(results: FleetModeResult[]): Promise<string> {
               slotsPerAdapter: 2,
               maxOutputTokens: 8,
               requestModel: SMOL_MODEL ?? "mol (routed)",
-              model: "SmolLM2-135M-Instruct Q4_1, bare base for every adapter",
+              model: `${SMOLLM2_LABEL}, bare base for every adapter`,
             },
             results: smollm2Results,
           },

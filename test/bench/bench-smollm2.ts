@@ -11,7 +11,7 @@ import { availableParallelism } from "node:os";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
 import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
 import { answerInput } from "../harness/collect-answer.ts";
-import { findSmollm2Model, smollm2Candidates } from "../harness/find-smollm2-model.ts";
+import { SMOLLM2_LABEL, findSmollm2Model, smollm2Candidates } from "../harness/find-smollm2-model.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { startTestNode } from "../harness/start-test-node.ts";
@@ -150,7 +150,7 @@ async function main(): Promise<Smollm2Report> {
     command,
     machine: collectMachineFacts(),
     settings: {
-      model: "SmolLM2-135M-Instruct Q4_1",
+      model: SMOLLM2_LABEL,
       adapters: "bare base (no SmolLM2 LoRA yet)",
       threads: THREADS,
       contextSize: CONTEXT_SIZE,

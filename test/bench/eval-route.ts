@@ -17,7 +17,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
@@ -315,7 +315,7 @@ writeFileSync(`${out}.md`, renderRouteEvalMarkdown(report, committed ? readMisro
 writeFileSync(
   `${out}.svg`,
   renderBarChartSvg({
-    title: `Route accuracy by router (route hop over NATS, SmolLM2-135M Q4_1, ${family} views)`,
+    title: `Route accuracy by router (route hop over NATS, ${basename(basePath, ".gguf")}, ${family} views)`,
     yLabel: "accuracy %",
     categories: sets,
     series: plotted.map((router) => ({

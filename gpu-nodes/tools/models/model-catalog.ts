@@ -25,16 +25,38 @@ interface CatalogEntryBase {
 
 export type CatalogEntry =
   | (CatalogEntryBase & { kind: "download"; sources: ModelSources })
+  /**
+   * Another entry's weights re-encoded by the project's own deterministic requantizer (so this sha256 is
+   * pinned too): the same model in a format llama.cpp's CPU kernels run faster.
+   */
+  | (CatalogEntryBase & { kind: "requantized"; from: string; quantization: "Q8_0" })
   /** Written by the project's deterministic generator: no network, random weights. */
   | (CatalogEntryBase & { kind: "generated" });
 
+/** SmolLM2 as served: Q8_0, re-encoded from the Q4_1 that packages ship (see requantize-gguf.ts for why). */
 export const DEFAULT_BASE_MODEL = "smollm2-135m-instruct";
+/** The packaged SmolLM2 file the default is derived from. */
+export const SMOLLM2_Q4_1_MODEL = "smollm2-135m-instruct-q4_1";
 export const TINY_MODEL = "tiny";
 
 export const MODEL_CATALOG: readonly CatalogEntry[] = [
   {
-    kind: "download",
+    kind: "requantized",
     name: DEFAULT_BASE_MODEL,
+    from: SMOLLM2_Q4_1_MODEL,
+    quantization: "Q8_0",
+    fileName: "SmolLM2-135M-Instruct.Q8_0.gguf",
+    sha256: "f797d73952421b16defe5e0e09315139fccb0af0f2bed7caedc03e025bd5fb6d",
+    bytes: 144_811_200,
+    license: "Apache-2.0",
+    chatTemplate: "chatml",
+    contextTokens: 8192,
+    description:
+      "HuggingFaceTB SmolLM2 135M Instruct, Q8_0 re-encoded from the Q4_1 below (same weights, faster)",
+  },
+  {
+    kind: "download",
+    name: SMOLLM2_Q4_1_MODEL,
     fileName: "SmolLM2-135M-Instruct.Q4_1.gguf",
     sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     bytes: 98_362_432,
@@ -70,6 +92,16 @@ export const MODEL_CATALOG: readonly CatalogEntry[] = [
 
 export function findCatalogEntry(name: string): CatalogEntry | undefined {
   return MODEL_CATALOG.find((entry) => entry.name === name);
+}
+
+/**
+ * The sha256s that name this entry's weights: its own and, for a re-encoding, those of what it was made
+ * from. An adapter trained on the Q4_1 file serves the Q8_0 one, since both hold the same weights.
+ */
+export function weightsSha256s(entry: CatalogEntry): string[] {
+  if (entry.kind !== "requantized") return [entry.sha256];
+  const from = findCatalogEntry(entry.from);
+  return [entry.sha256, ...(from ? weightsSha256s(from) : [])];
 }
 
 /** `MOL_MODELS_DIR`, else `$XDG_CACHE_HOME/molmesh/models`, else `~/.cache/molmesh/models`. */

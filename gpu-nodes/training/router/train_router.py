@@ -3,7 +3,7 @@
 Input is the JSONL that test/bench/routing/render-router-prompts.ts writes: each example's route prompt already
 built by the edge's view code and tokenized by the node's tokenizer, so this file knows nothing about the view
 format. The loss is the label tokens' cross-entropy after the route cue (the only tokens l0 ever decodes).
-The base weights come from the same Q4_1 GGUF the node serves (dequantized by transformers' GGUF loader),
+The base weights come from the same GGUF the node serves (dequantized by transformers' GGUF loader),
 so the adapter is trained against the weights it will run on.
 
 Two CPU cores cannot run a 135M model forward and backward over the corpus in an hour, so the LoRA sits on the
