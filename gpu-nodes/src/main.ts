@@ -2,7 +2,12 @@ import { availableParallelism, hostname } from "node:os";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { readFile } from "node:fs/promises";
 import { pino } from "pino";
-import { ConfigError, defaultThreadCount, parseNodeConfig } from "./config/node-config.ts";
+import {
+  ConfigError,
+  defaultRouteThreadCount,
+  defaultThreadCount,
+  parseNodeConfig,
+} from "./config/node-config.ts";
 import { createEngineFromConfig } from "./runtime/create-engine-from-config.ts";
 import { startGpuNode } from "./service/start-gpu-node.ts";
 import { startNodeTracing } from "./runtime/start-node-tracing.ts";
@@ -30,12 +35,13 @@ async function main(): Promise<void> {
   if (tracing) logger.info({ endpoint: tracing.endpoint }, "exporting traces over OTLP/HTTP");
   // llama.cpp's own default thread count is far slower on small machines; never leave it implicit.
   const threads = env.MOL_THREADS ?? defaultThreadCount(availableParallelism());
+  const routeThreads = env.MOL_ROUTE_THREADS ?? defaultRouteThreadCount(availableParallelism());
 
   logger.info(
-    { engine: env.MOL_ENGINE, model: env.MOL_BASE_MODEL ?? env.MOL_ENGINE_URL, threads },
+    { engine: env.MOL_ENGINE, model: env.MOL_BASE_MODEL ?? env.MOL_ENGINE_URL, threads, routeThreads },
     "loading engine",
   );
-  const engine = await createEngineFromConfig(config, threads);
+  const engine = await createEngineFromConfig(config, threads, routeThreads);
   const nc = await connect({
     servers: env.MOL_NATS_URL.split(","),
     name: `molmesh-gpu-node-${nodeId}`,

@@ -9,6 +9,8 @@
  * alone prefilling as many tokens (p50) after as many reused ones, same model and threads, measured in the run.
  * Options: --sets dev,test,ood,steady  --routers keyword,zero-shot,few-shot,trained  --limit N
  *   --threads N: llama.cpp threads of the node and of the limit; default the node's (MOL_THREADS' default)
+ *   --route-threads N: threads of a route hop on the trained l0 running alone (MOL_ROUTE_THREADS' default), and
+ *   of that row's limit; the bare-base routers share the base's context and run on --threads
  *   --family served|plain|chatml|llama3|llama2: the chat format the views are rendered in; default served, the one
  *   the node's heartbeat gives the edge (ChatML for SmolLM2); the adapter's manifest names the views it was trained on.
  *   --smoke: the first 16 test examples, keyword and trained, written to the temp dir unless --out says otherwise
@@ -20,7 +22,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
-import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
+import { defaultRouteThreadCount, defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
 import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
 import { fingerprintFile } from "../../gpu-nodes/src/runtime/fingerprint-file.ts";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
@@ -65,6 +67,7 @@ const { values } = parseArgs({
     limit: { type: "string" },
     // The node's own default (cores − 1: 1 here), so the eval measures the route hop as `npm start` serves it.
     threads: { type: "string", default: String(defaultThreadCount(availableParallelism())) },
+    "route-threads": { type: "string", default: String(defaultRouteThreadCount(availableParallelism())) },
     out: { type: "string" },
     family: { type: "string", default: "served" },
     smoke: { type: "boolean", default: false },
@@ -114,6 +117,7 @@ const engine = await createLlamaEngine({
     ...(routers.includes("trained") ? [{ id: "l0", loraPath: adapterPath }] : []),
   ],
   threads: Number(values.threads),
+  routeThreads: Number(values["route-threads"]),
   contextSize: 2048,
   slotsPerAdapter: 1,
   maxWaitingPerAdapter: 4,
@@ -206,27 +210,34 @@ async function route(
 }
 
 const threads = Number(values.threads);
+const routeThreads = Math.max(threads, Number(values["route-threads"]));
+/** Threads a row's hops ran on: the trained l0 has a context of its own that may widen; the others share the base's. */
+const rowThreads = (router: RouterName) => (router === "trained" ? routeThreads : threads);
 /** The physical limit of a row, and 1 against 2 threads on a typical cold hop (is the node's count right?). */
 const prefiller = smoke
   ? undefined
   : await openRawPrefiller({
       modelPath: basePath,
-      threadCounts: [...new Set([1, 2, threads])],
+      threadCounts: [...new Set([1, 2, threads, routeThreads])],
       sampleText: records
         .slice(0, 8)
         .map((r) => renderExamplePrompt(r, baseHarness))
         .join(""),
     });
-async function measureLimit(metrics: { prefillTokens?: { p50: number; cachedP50: number } | null }) {
+async function measureLimit(
+  metrics: { prefillTokens?: { p50: number; cachedP50: number } | null },
+  rowThreadCount: number,
+) {
   const tokens = metrics.prefillTokens;
   if (!prefiller || !tokens) return undefined;
-  return prefiller.measure({ threads, heldTokens: tokens.cachedP50, tokens: tokens.p50 });
+  return prefiller.measure({ threads: rowThreadCount, heldTokens: tokens.cachedP50, tokens: tokens.p50 });
 }
 
 const report: RouteEvalReport = {
   machine: {
     cpus: (await import("node:os")).cpus().length,
     threads,
+    routeThreads,
     base: basePath,
     adapter: routers.includes("trained") ? adapterPath : null,
   },
@@ -247,7 +258,7 @@ try {
       predictions.set(`${router}/${set}`, out);
       const metrics = measureRouting(out, LABELS);
       // Right after the row's hops, so the limit sees the machine as they did.
-      const raw = await measureLimit(metrics);
+      const raw = await measureLimit(metrics, rowThreads(router));
       report.results.push({ router, set, metrics, ...(raw ? { limit: raw } : {}) });
       console.log(
         `${router} ${set}: accuracy ${(metrics.accuracy * 100).toFixed(1)}% macro-F1 ${metrics.macroF1.toFixed(3)} ECE ${metrics.ece.toFixed(3)} p50 ${metrics.hopMs?.p50.toFixed(0) ?? "-"} ms, ${metrics.prefillTokens?.p50 ?? "-"} tokens prefilled (raw ${raw?.ms.toFixed(0) ?? "-"} ms)`,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, defaultThreadCount, parseNodeConfig } from "../../gpu-nodes/src/config/node-config.ts";
+import {
+  ConfigError,
+  defaultRouteThreadCount,
+  defaultThreadCount,
+  parseNodeConfig,
+} from "../../gpu-nodes/src/config/node-config.ts";
 
 describe("GPU node configuration", () => {
   it("fills defaults and reads per-adapter LoRA paths", () => {
@@ -40,7 +45,14 @@ describe("GPU node configuration", () => {
     ).toThrow(/MOL_HEARTBEAT_TTL_MS/);
   });
 
-  it("leaves one core to Node's event loop", () => {
+  it("leaves one core to Node's event loop, but lets a route hop running alone prefill on every core", () => {
     expect([1, 2, 4, 16].map(defaultThreadCount)).toEqual([1, 1, 3, 8]);
+    expect([1, 2, 4, 16].map(defaultRouteThreadCount)).toEqual([1, 2, 4, 8]);
+    expect(
+      parseNodeConfig({ MOL_BASE_MODEL: "/m/b.gguf", MOL_ROUTE_THREADS: "3" }).env.MOL_ROUTE_THREADS,
+    ).toBe(3);
+    expect(() => parseNodeConfig({ MOL_BASE_MODEL: "/m/b.gguf", MOL_ROUTE_THREADS: "0" })).toThrow(
+      /MOL_ROUTE_THREADS/,
+    );
   });
 });

@@ -14,6 +14,14 @@ export function defaultThreadCount(cores: number): number {
   return Math.max(1, Math.min(8, cores - 1));
 }
 
+/**
+ * Threads for a route hop running alone when MOL_ROUTE_THREADS is unset: every core (up to 8). A route only
+ * prefills, which scales with threads; it is short, and the event loop has nothing to do while it runs.
+ */
+export function defaultRouteThreadCount(cores: number): number {
+  return Math.max(1, Math.min(8, cores));
+}
+
 const int = (min: number, max: number) => z.coerce.number().pipe(z.int().min(min).max(max));
 const optionalString = z
   .string()
@@ -52,6 +60,8 @@ export const nodeEnvSchema = z
       .pipe(z.array(adapterIdSchema).min(1)),
     MOL_ADAPTER_SCALE: z.coerce.number().pipe(z.number().positive().max(8)).default(1),
     MOL_THREADS: int(1, 256).optional(),
+    /** llama.cpp threads for a route hop while no other route or answer runs (embedded engine). */
+    MOL_ROUTE_THREADS: int(1, 256).optional(),
     MOL_CONTEXT_SIZE: int(64, 1_048_576).default(DEFAULT_CONTEXT_SIZE),
     MOL_SLOTS_PER_ADAPTER: int(1, 256).default(DEFAULT_SLOTS_PER_ADAPTER),
     /** Summary slots per adapter (embedded engine); unset = as many as MOL_SLOTS_PER_ADAPTER. */

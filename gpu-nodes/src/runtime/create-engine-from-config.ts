@@ -19,7 +19,11 @@ export async function resolveModelPath(uriOrPath: string, modelsDir = DEFAULT_MO
 }
 
 /** Picks and builds the engine the configuration names; the node service only ever sees `Engine`. */
-export async function createEngineFromConfig(config: NodeConfig, threads: number): Promise<Engine> {
+export async function createEngineFromConfig(
+  config: NodeConfig,
+  threads: number,
+  routeThreads: number = threads,
+): Promise<Engine> {
   const { env } = config;
   const adapters = [...config.adapterPaths].map(([id, path]) => ({ id, path }));
   if (env.MOL_ENGINE === "openai-http") {
@@ -46,6 +50,7 @@ export async function createEngineFromConfig(config: NodeConfig, threads: number
       })),
     ),
     threads,
+    routeThreads,
     contextSize: env.MOL_CONTEXT_SIZE,
     slotsPerAdapter: env.MOL_SLOTS_PER_ADAPTER,
     summarySlotsPerAdapter: env.MOL_SUMMARY_SLOTS_PER_ADAPTER,

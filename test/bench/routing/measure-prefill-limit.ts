@@ -1,4 +1,5 @@
 import { getLlama, LlamaLogLevel, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import { LABEL_SCORING_OPTIONS } from "../../../gpu-nodes/src/engine/llama/score-choices.ts";
 import { tokenizeView } from "../../../gpu-nodes/src/engine/llama/tokenize-prompt.ts";
 import { percentile } from "../stats.ts";
 
@@ -22,9 +23,6 @@ export interface RawPrefiller {
   }): Promise<PrefillLimit>;
   close(): Promise<void>;
 }
-
-/** Full-vocabulary probabilities, as score-choices asks for them. */
-const EXACT = { temperature: 0, topK: 0, topP: 1, minP: 0 } as const;
 
 /**
  * The route hop's physical limit on this machine: the base model loaded once more, one context per thread count,
@@ -74,7 +72,7 @@ export async function openRawPrefiller(o: {
           await sequence.controlledEvaluate(
             rest.map((token, j) =>
               j === rest.length - 1
-                ? [token, { generateNext: { probabilities: true, options: EXACT } }]
+                ? [token, { generateNext: { probabilities: true, options: LABEL_SCORING_OPTIONS } }]
                 : token,
             ),
           );

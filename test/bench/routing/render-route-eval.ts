@@ -7,7 +7,8 @@ import type { RouteMetrics } from "./route-metrics.ts";
 export type RouterName = "keyword" | "zero-shot" | "few-shot" | "trained";
 
 export interface RouteEvalReport {
-  machine: { cpus: number; threads: number; base: string; adapter: string | null };
+  /** routeThreads: the trained l0's hops, alone on the node, may use this many (absent in older reports). */
+  machine: { cpus: number; threads: number; routeThreads?: number; base: string; adapter: string | null };
   /** The chat format and context the views were rendered for (the edge's default harness for that model). */
   views: { family: string; contextTokens: number };
   results: Array<{
@@ -55,7 +56,11 @@ export function renderRouteEvalMarkdown(report: RouteEvalReport, notes: Misroute
   const lines = [
     "# Route eval",
     "",
-    `Route hop over NATS on a real GPU node (llama.cpp, ${report.machine.threads} threads, ${report.machine.cpus} CPUs); ` +
+    `Route hop over NATS on a real GPU node (llama.cpp, ${report.machine.threads} threads` +
+      (report.machine.routeThreads !== undefined && report.machine.routeThreads !== report.machine.threads
+        ? `, ${report.machine.routeThreads} for a trained-l0 route running alone`
+        : "") +
+      `, ${report.machine.cpus} CPUs); ` +
       `views rendered by the edge's default harness for a ${report.views.family} model with ${report.views.contextTokens} context tokens.`,
     "",
     renderRouteSummaryTable(report),

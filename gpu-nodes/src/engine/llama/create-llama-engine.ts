@@ -7,7 +7,7 @@ import {
   type LlamaContextSequence,
   type LlamaModel,
 } from "node-llama-cpp";
-import { UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
+import { ROUTER_ADAPTER, UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
 import {
   type Engine,
   type EngineAdapterInfo,
@@ -34,6 +34,14 @@ export interface LlamaEngineOptions {
   adapters: readonly LlamaAdapterConfig[];
   /** CPU threads for llama.cpp; always explicit (its default is very slow on small machines). */
   threads: number;
+  /**
+   * Threads for a route hop that runs while no other route or answer does (default `threads`). A route hop
+   * only prefills (its labels are scored, never decoded), and a prefill's batched matmuls scale with threads
+   * where a decode does not: on 2 cores a route-sized prefill takes 113 ms on 1 thread and 59 ms on 2, while
+   * SmolLM2 decodes slower on 2 (`npm run bench:base-format`). So the router's context may use more threads,
+   * and llama.cpp's thread budget is raised to this only for such a hop's evaluation.
+   */
+  routeThreads?: number | undefined;
   /** KV capacity of one slot, in tokens. */
   contextSize: number;
   /** KV slots (sequences) per adapter context: how many conversations stay warm per adapter. */
@@ -102,7 +110,9 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   const llama: Llama = await getLlama({
     gpu: options.gpu ?? false,
     build: "never",
-    maxThreads: options.threads,
+    // A context's ideal thread count is clamped to this budget when it is made: the router's context must be
+    // made under the wider one. The budget drops to `threads` once the contexts exist (below).
+    maxThreads: Math.max(options.threads, options.routeThreads ?? options.threads),
     logLevel: LlamaLogLevel.error,
   });
   const model: LlamaModel = await llama.loadModel({ modelPath: options.baseModelPath });
@@ -113,11 +123,17 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   const summarySlots = options.summarySlotsPerAdapter ?? options.slotsPerAdapter;
   const sequencesPerAdapter = options.slotsPerAdapter + summarySlots;
   const pooled = { maxWaiting: options.maxWaitingPerAdapter };
-  const createContext = (sequences: number, lora?: { filePath: string; scale: number }) =>
+  const routeThreads = Math.max(options.threads, options.routeThreads ?? options.threads);
+  const createContext = (
+    sequences: number,
+    lora?: { filePath: string; scale: number },
+    ideal = options.threads,
+  ) =>
     model.createContext({
       contextSize: options.contextSize,
       sequences,
-      threads: { ideal: options.threads, min: 1 },
+      // node-llama-cpp splits llama.maxThreads between the contexts evaluating at once, each up to its ideal.
+      threads: { ideal, min: 1 },
       ...(lora === undefined ? {} : { lora: { adapters: [lora] } }),
     });
   try {
@@ -139,10 +155,11 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       const context =
         adapter.loraPath === undefined
           ? shared
-          : await createContext(sequencesPerAdapter, {
-              filePath: adapter.loraPath,
-              scale: adapter.scale ?? 1,
-            })
+          : await createContext(
+              sequencesPerAdapter,
+              { filePath: adapter.loraPath, scale: adapter.scale ?? 1 },
+              adapter.id === ROUTER_ADAPTER ? routeThreads : options.threads,
+            )
               .then((created) => {
                 contexts.push(created);
                 return created;
@@ -176,7 +193,9 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     throw error;
   }
 
+  llama.maxThreads = options.threads;
   const grammarFor = createConstraintGrammars(llama);
+  let latencyHopsRunning = 0;
   // One gate for the whole engine: every adapter context decodes on the same threads.
   const priority = new HopPriority({ ...DEFAULT_HOP_PRIORITY, ...options.hopPriority, now: options.now });
 
@@ -209,6 +228,11 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       // Registered once the slot is held, so a latency hop waiting for a summary's slot never pauses that summary.
       const background = request.lane === "summary" ? priority.beginBackground(slotKey) : undefined;
       const endLatency = background ? undefined : priority.beginLatency();
+      if (!background) latencyHopsRunning++;
+      // Alone, a route may take the router context's extra threads (summaries pause meanwhile, see above).
+      const widen =
+        constraint?.type === "choice" && latencyHopsRunning === 1 && routeThreads > options.threads;
+      if (widen) llama.maxThreads = routeThreads;
       try {
         const result =
           constraint?.type === "choice"
@@ -229,6 +253,8 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
               });
         return { ...result, queueMs };
       } finally {
+        if (widen) llama.maxThreads = options.threads;
+        if (!background) latencyHopsRunning--;
         background?.end();
         endLatency?.();
         lease.release();
