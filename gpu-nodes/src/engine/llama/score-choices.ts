@@ -17,10 +17,13 @@ export interface ChoiceScoring {
 /**
  * The model's own softmax (temperature 1, no top-p or min-p), returned for its 1,024 most probable tokens only:
  * node-llama-cpp hands probabilities to JS as one array over what the sampler keeps, and the full 49k-token
- * vocabulary cost a route hop ~10 ms (on two cores) to build. Ratios between kept tokens are exact; a label
- * outside them is given the smallest kept probability, an upper bound, so it wins only when no label is kept.
+ * vocabulary cost a route hop ~10 ms (on two cores) to build. Ratios between kept tokens are exact. When a
+ * label's first token is not kept, the view's last token is evaluated again over the whole vocabulary (a
+ * trained router puts its labels far above the 1,024th token; the bare-base baselines of `eval:route` do not). A continuation token not
+ * kept is given the smallest kept probability, an upper bound.
  */
 export const LABEL_SCORING_OPTIONS = { temperature: 1, topK: 1024, topP: 1, minP: 0 } as const;
+const WHOLE_VOCABULARY = { temperature: 1, topK: 0, topP: 1, minP: 0 } as const;
 /**
  * A multi-token label whose first token holds under this share of the single-token labels' probability is not
  * continued: it cannot win (one of those labels is more probable than its first token alone), and its first
@@ -78,8 +81,17 @@ export async function scoreChoicesOnSequence({
           : token,
       ),
     );
-    const firstProbabilities = evaluated[rest.length - 1]?.next.probabilities;
+    let firstProbabilities = evaluated[rest.length - 1]?.next.probabilities;
     if (!firstProbabilities) throw new Error("llama.cpp returned no probabilities for the view's last token");
+    if (choiceTokens.some((tokens) => !firstProbabilities?.has(tokens[0] as Token))) {
+      // A label outside the kept tokens (a bare base that barely considers any label): the view's last token
+      // again, over the whole vocabulary, so every label's probability is the model's own.
+      await eraseFrom(sequence, fullPrompt.length - 1);
+      const [again] = await sequence.controlledEvaluate([
+        [fullPrompt.at(-1) as Token, { generateNext: { probabilities: true, options: WHOLE_VOCABULARY } }],
+      ]);
+      firstProbabilities = again?.next.probabilities ?? firstProbabilities;
+    }
     const prefillEnd = now();
     const first = choiceTokens.map((tokens) => probabilityOf(firstProbabilities, tokens[0] as Token));
     // Single-token labels are scored exactly by the first distribution alone.
