@@ -61,8 +61,9 @@ export async function placeHop<T>(
   const failed = new Set<string>();
   const attempts: Placement["attempts"] = [];
   for (let attempt = 1; ; attempt++) {
-    // Without fleet information the hop still runs, on the queue group.
-    const nodes = await q.placement.nodes().catch((): NodeStatus[] => []);
+    // Without fleet information (or for the queue-group baseline) the hop still runs, on the queue group.
+    const nodes =
+      q.placement.picksNodes === false ? [] : await q.placement.nodes().catch((): NodeStatus[] => []);
     const warmTokens = q.placement.lastPromptTokens?.(q.conversationId, q.adapter, q.hop);
     const recentHops = q.placement.recentHops?.();
     const choice = chooseNode({

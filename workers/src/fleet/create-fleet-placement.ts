@@ -21,7 +21,10 @@ export function createFleetPlacement(options: {
   staleAfterMs?: number;
   subjectPrefix?: string | undefined;
   now: () => number;
-  /** "queue-group" ignores the fleet and lets NATS pick a node at random (the benchmark's baseline). */
+  /**
+   * "queue-group" lets NATS pick a node at random for every hop (the benchmark's baseline); the fleet is still
+   * watched for what its nodes serve, or the baseline would render other views (the default harness's).
+   */
   mode?: "affinity" | "queue-group";
   /** Default: the isolate's ledger (tests pass their own, on their clock). */
   ledger?: PlacementLedger;
@@ -35,8 +38,8 @@ export function createFleetPlacement(options: {
   let lastAttempt = Number.NEGATIVE_INFINITY;
   return {
     subjectPrefix: options.subjectPrefix,
+    picksNodes: options.mode !== "queue-group",
     async nodes() {
-      if (options.mode === "queue-group") return [];
       const nc = await options.connection();
       // Retry a failed watch (no bucket before the first node starts) now and then, not on every hop.
       if (watching?.nc !== nc && options.now() - lastAttempt >= WATCH_RETRY_MS) {

@@ -50,6 +50,11 @@ export interface FleetHealth {
 export interface HopPlacement {
   /** The live fleet as this edge object sees it. */
   nodes(): Promise<readonly NodeStatus[]>;
+  /**
+   * False for the queue-group baseline: every hop goes to the node NATS picks, while the fleet is still read for
+   * what the nodes serve (chat format, context), so both placements render the same views. Default true.
+   */
+  picksNodes?: boolean;
   subjectPrefix?: string | undefined;
   /** Hops placed on each node since its last heartbeat (see PlacementLedger); absent: none counted. */
   recentHops?(): ReadonlyMap<string, number>;
