@@ -3,6 +3,7 @@ import { DEFAULT_HARNESS, buildDefaultHarness } from "../../schema/harness/defau
 import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
 import type { SummaryWaitSettings } from "../../schema/harness/harness-settings.ts";
 import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
+import { readViewText, type ConversationViews } from "../../workers/src/views/conversation-views.ts";
 
 /** Replaces every specialist's settings with `patch` applied, and validates the result. */
 function withSpecialists(
@@ -59,6 +60,18 @@ export const SMALL_INTERIM_HARNESS = withSummaryWait(SMALL_HARNESS, { mode: "int
 
 export function listAdapters(harness: HarnessDocument): string[] {
   return [harness.router.adapter, ...harness.router.labels];
+}
+
+/** Byte-prefix, not string prefix: the KV cache is about bytes (and tokens) the engine already holds. */
+export function isBytePrefix(prefix: string, text: string): boolean {
+  const a = new TextEncoder().encode(prefix);
+  const b = new TextEncoder().encode(text);
+  return a.length <= b.length && a.every((byte, i) => byte === b[i]);
+}
+
+/** Every adapter's view text, in `listAdapters` order. */
+export function snapshotTexts(views: ConversationViews, harness: HarnessDocument): string[] {
+  return listAdapters(harness).map((adapter) => readViewText(views, adapter));
 }
 
 /** The per-model defaults of every chat format, on the default 4,096-token context and on SmolLM2's 8,192. */

@@ -1,22 +1,15 @@
 import fc from "fast-check";
 import { PROPERTY_LIMITS } from "./property-limits.ts";
 import { describe, expect, it } from "vitest";
-import type { TimelineEvent, TimelineEventOf } from "../../schema/db/timeline-event.ts";
+import type { TimelineEvent } from "../../schema/db/timeline-event.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { GENUI_ANSWER_SKELETON } from "../../schema/harness/genui-contract-prompt.ts";
 import { harnessDocumentSchema } from "../../schema/harness/harness-document.ts";
 import { measureViewRoom } from "../../schema/harness/measure-view-room.ts";
-import {
-  DEFAULT_INTERIM_MAX_BYTES,
-  findSpecialist,
-  readSummaryWait,
-} from "../../schema/harness/harness-settings.ts";
-import { INTERIM_NOTE, renderInterimLine } from "../../schema/harness/render-view-lines.ts";
-import { cleanConversationText, countUtf8Bytes } from "../../schema/harness/utf8.ts";
+import { countUtf8Bytes } from "../../schema/harness/utf8.ts";
 import {
   createConversationViews,
-  findView,
   readViewText,
   type ConversationViews,
 } from "../../workers/src/views/conversation-views.ts";
@@ -33,7 +26,9 @@ import {
   SMALL_FAMILY_HARNESSES,
   SMALL_HARNESS,
   SMALL_INTERIM_HARNESS,
+  isBytePrefix,
   listAdapters,
+  snapshotTexts,
   withSummaryWait,
 } from "./test-harnesses.ts";
 import { timelineArb } from "./timeline-arbitrary.ts";
@@ -48,17 +43,6 @@ const HARNESSES: Array<[string, HarnessDocument]> = [
   ...FAMILY_HARNESSES,
   ...SMALL_FAMILY_HARNESSES,
 ];
-
-/** Byte-prefix, not string prefix: the KV cache is about bytes (and tokens) the engine already holds. */
-function isBytePrefix(prefix: string, text: string): boolean {
-  const a = new TextEncoder().encode(prefix);
-  const b = new TextEncoder().encode(text);
-  return a.length <= b.length && a.every((byte, i) => byte === b[i]);
-}
-
-function snapshotTexts(views: ConversationViews, harness: HarnessDocument): string[] {
-  return listAdapters(harness).map((adapter) => readViewText(views, adapter));
-}
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object") {
@@ -191,90 +175,6 @@ describe.each(HARNESSES)("views under the %s harness", (_name, harness) => {
       { numRuns: 40, ...PROPERTY_LIMITS },
     );
   });
-});
-
-/** The interim line the other specialists' views should get for `answer`, under `harness`'s settings. */
-function expectedInterimLine(harness: HarnessDocument, answer: TimelineEventOf<"answer">): string {
-  const wait = readSummaryWait(harness);
-  const maxBytes = wait.mode === "interim" ? (wait.interimMaxBytes ?? DEFAULT_INTERIM_MAX_BYTES) : 0;
-  const viewMaxBytes = findSpecialist(harness, answer.adapter)?.summary.viewMaxBytes ?? 0;
-  return renderInterimLine(
-    harness,
-    answer.adapter,
-    cleanConversationText(answer.text),
-    Math.min(maxBytes, viewMaxBytes),
-  );
-}
-
-describe.each([
-  ["default", DEFAULT_HARNESS],
-  ["small, 16-byte interim lines", SMALL_INTERIM_HARNESS],
-  ["large", LARGE_HARNESS],
-  ["default, bounded summary wait", BOUNDED_HARNESS],
-  ...SMALL_FAMILY_HARNESSES,
-])("summaries late for the next turn under the %s harness", (_name, harness) => {
-  const interim = readSummaryWait(harness).mode === "interim";
-
-  it(
-    interim
-      ? "leave an interim line at the other specialists' views' end, just before the next user line"
-      : "leave no interim line: those views show nothing of the answer",
-    () => {
-      let checked = 0;
-      fc.assert(
-        fc.property(timelineArb(12), (events) => {
-          let views = createConversationViews(harness);
-          // The latest turn's answer, while neither its summary nor its summary's failure is in the timeline.
-          let unsummarised: TimelineEventOf<"answer"> | undefined;
-          for (const event of events) {
-            const before = snapshotTexts(views, harness);
-            views = applyEventToViews(views, event, harness);
-            if (event.type === "answer" && views.turn?.answeredBy === event.adapter) unsummarised = event;
-            if (
-              (event.type === "summary" || event.type === "summary_failed") &&
-              event.turnId === views.turn?.turnId
-            )
-              unsummarised = undefined;
-            if (event.type !== "user_message") continue;
-            const after = snapshotTexts(views, harness);
-            const answered = unsummarised;
-            listAdapters(harness).forEach((adapter, i) => {
-              const added = isBytePrefix(before[i] ?? "", after[i] ?? "")
-                ? (after[i] ?? "").slice((before[i] ?? "").length)
-                : null;
-              const getsLine =
-                interim &&
-                answered !== undefined &&
-                adapter !== harness.router.adapter &&
-                adapter !== answered.adapter;
-              if (!getsLine) {
-                // Client text never holds the note: only an interim line puts it there.
-                if (added !== null) expect(added.includes(INTERIM_NOTE)).toBe(false);
-                return;
-              }
-              const line = expectedInterimLine(harness, answered);
-              checked += 1;
-              // Where the user message compacted, the answered turn either went to its compact form or kept the line.
-              const kept = findView(views, adapter).turns.find((t) => t.turnId === answered.turnId);
-              if (kept) expect(kept.full.endsWith(line)).toBe(true);
-              if (added === null) return;
-              // Appended at the end: the view before the user message, the line, then the new turn. An old view
-              // that is a byte-prefix of the new one does not mean nothing compacted: a cut past turns whose
-              // compact forms equal their full text (a user line and nothing after it, as the answered turn was
-              // before its line) moves no byte. The answered turn's compact form holds no interim line, so where
-              // that cut took it, nothing after the old view may hold one.
-              if (kept) expect(added.startsWith(line)).toBe(true);
-              else expect(added.includes(INTERIM_NOTE)).toBe(false);
-            });
-            unsummarised = undefined;
-          }
-        }),
-        { numRuns: 60, ...PROPERTY_LIMITS },
-      );
-      // The property must have met late summaries, or it proved nothing.
-      if (interim) expect(checked).toBeGreaterThan(0);
-    },
-  );
 });
 
 describe.each([...FAMILY_HARNESSES, ...SMALL_FAMILY_HARNESSES])(

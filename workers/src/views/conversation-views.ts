@@ -4,17 +4,22 @@ import { renderSystemLine } from "../../../schema/harness/render-view-lines.ts";
 import { countUtf8Bytes } from "../../../schema/harness/utf8.ts";
 
 /** Format tag of the stored state; a change of shape or rendering gets a new one (and a rebuild). */
-export const VIEWS_FORMAT = "molmesh.views.v2" as const;
+export const VIEWS_FORMAT = "molmesh.views.v3" as const;
 
 /** One turn as one adapter's view shows it. */
 export interface ViewTurn {
   turnId: string;
   /** The turn in full, as the view shows it now; it only grows at its end. */
   full: string;
-  /** What the turn shrinks to when a compaction cuts past it. */
+  /** What the turn shrinks to when a compaction cuts past it (followed by `interim`, if any). */
   compact: string;
   /** A summary line is already in `compact` (a second summary event is ignored). */
   summarised: boolean;
+  /**
+   * The interim line the full text got (the `interim` summary wait), held apart from `compact` so the summary,
+   * if it lands before the cut, replaces it there: a cut then shows one of the two, never both. Absent otherwise.
+   */
+  interim?: string;
 }
 
 /** One adapter's view: `header + compacted.join("") + turns[].full.join("")`. */

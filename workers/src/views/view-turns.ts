@@ -30,6 +30,9 @@ export interface TurnAppend {
   full?: string;
   /** Appended to the turn's compact form. */
   compact?: string;
+  /** The turn's interim line, for its compact form until a summary lands (see {@link ViewTurn.interim}). */
+  interim?: string;
+  /** A summary line is in `compact`: it replaces the interim line there. */
   summarised?: boolean;
 }
 
@@ -49,11 +52,16 @@ export function appendToViewTurn(
   const turn = view.turns[index];
   if (!turn) return view;
   const leftBytes = Math.max(0, budgetBytes - countUtf8Bytes(joinView(view)));
+  const { interim: heldInterim, ...held } = turn;
+  const summarised = turn.summarised || (add.summarised ?? false);
+  const interim = summarised ? undefined : (add.interim ?? heldInterim);
   const updated: ViewTurn = {
-    ...turn,
+    ...held,
     full: index === view.turns.length - 1 ? turn.full + clipUtf8Bytes(add.full ?? "", leftBytes) : turn.full,
     compact: turn.compact + (add.compact ?? ""),
-    summarised: turn.summarised || (add.summarised ?? false),
+    summarised,
+    // Omitted rather than undefined, so a JSON round trip keeps the state equal.
+    ...(interim === undefined ? {} : { interim }),
   };
   return { ...view, turns: view.turns.map((t, i) => (i === index ? updated : t)) };
 }
@@ -77,8 +85,9 @@ function compactView(view: ViewState, roomBytes: number, compaction: CompactionS
     const oldest = turns.shift();
     if (!oldest) break;
     fullBytes -= countUtf8Bytes(oldest.full);
-    compacted.push(oldest.compact);
-    compactSizes.push(countUtf8Bytes(oldest.compact));
+    const form = oldest.compact + (oldest.interim ?? "");
+    compacted.push(form);
+    compactSizes.push(countUtf8Bytes(form));
     compactBytes += compactSizes.at(-1) ?? 0;
   }
   const dropTo =

@@ -111,8 +111,10 @@ function applyUserMessage(
  * user line is in, a summary can only reach the compact forms. So where the previous (answered) turn is still
  * the last one of a view with no summary line in it, that view first gets the turn's interim line: the answer's
  * opening in the summary line's form, marked. It fits the turn's reserve (it is no longer than a summary line
- * from that specialist), and it is appended at the view's end, so every view still only grows there. The
- * answering specialist's own view holds the answer and the router's holds no answers: neither gets one.
+ * from that specialist), and it is appended at the view's end, so every view still only grows there. The turn's
+ * compact form takes it too, until the summary replaces it: the user line that follows may compact past the
+ * turn, and a summary no longer reaches a turn the cut took. The answering specialist's own view holds the
+ * answer and the router's holds no answers: neither gets one.
  */
 function appendInterimLines(views: ConversationViews, harness: HarnessDocument): ConversationViews {
   const turn = views.turn;
@@ -127,7 +129,7 @@ function appendInterimLines(views: ConversationViews, harness: HarnessDocument):
       return appendToViewTurn(
         view,
         turn.turnId,
-        { full: line },
+        { full: line, interim: line },
         measureViewRoomBytes(view, harness).budgetBytes,
       );
     }),
@@ -326,7 +328,8 @@ function readOpenTurn(views: ConversationViews, turnId: string): TurnProgress | 
  * The summary line goes to every OTHER specialist's view (a specialist sees its own turns in full), and into
  * every specialist's compact form of the turn. A summary that arrives after the next turn has started can no
  * longer be appended (that would rewrite the middle of the views; under the `interim` summary wait those views
- * hold the turn's interim line instead); it still reaches the compact forms.
+ * hold the turn's interim line instead); it still reaches the compact forms of turns still held in full, where
+ * it replaces the interim line. A turn the cut already took keeps the interim line its compact form had.
  */
 function applySummary(
   views: ConversationViews,
