@@ -3,6 +3,7 @@
  * nats-server (client + WebSocket + JetStream), MOL_GPU_NODES GPU node processes, and the edge in workerd.
  */
 import type { ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { checkFreePorts, type NeededPort } from "./check-free-ports.ts";
 import { killAllGroupsNow, stopGroup } from "./process-group.ts";
@@ -110,6 +111,33 @@ process.on("uncaughtException", crash);
 process.on("unhandledRejection", crash);
 // Whatever way this process ends (process.exit above, a crash during shutdown), no group it started outlives it.
 process.on("exit", killAllGroupsNow);
+
+/**
+ * npm runs this under `sh -c`, and a SIGTERM sent to npm alone (a supervisor stopping `npm start`, `timeout npm
+ * start`) reaches neither: npm exits and the mesh ran on, orphaned. So under npm the launcher watches the npm
+ * process (its shell's parent, read from /proc on Linux) and stops as on a signal once it is gone.
+ */
+function findNpmProcess(): number | undefined {
+  if (env.npm_lifecycle_event === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${process.ppid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces, so read from its closing parenthesis): state, ppid.
+    const parentOfShell = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return parentOfShell > 1 ? parentOfShell : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const npmProcess = findNpmProcess();
+if (npmProcess !== undefined) {
+  setInterval(() => {
+    try {
+      process.kill(npmProcess, 0);
+    } catch {
+      if (stopping === undefined) void shutdown(0);
+    }
+  }, 500).unref();
+}
 
 const metricsPorts = metricsPort > 0 ? Array.from({ length: nodeCount }, (_, i) => metricsPort + i) : [];
 const neededPorts: NeededPort[] = [

@@ -41,7 +41,7 @@ function commandName(pid: number): string {
   }
 }
 
-async function launch(ports?: { edge?: number }): Promise<Launch> {
+async function launch(ports?: { edge?: number }, options: { viaNpm?: boolean } = {}): Promise<Launch> {
   const stateDir = await mkdtemp(join(tmpdir(), "molmesh-launcher-"));
   stateDirs.push(stateDir);
   const portEnv = {
@@ -51,7 +51,11 @@ async function launch(ports?: { edge?: number }): Promise<Launch> {
     MOL_EDGE_INSPECTOR_PORT: await findFreePort(),
     MOL_METRICS_PORT: await findFreePort(),
   };
-  const child = spawn(process.execPath, ["--import", "tsx", "infra/local/start-mesh.ts"], {
+  // Via npm: `npm run start` as a user's `npm start`, minus the prestart install step (--ignore-scripts).
+  const [command, args] = options.viaNpm
+    ? ["npm", ["run", "--silent", "--ignore-scripts", "start"]]
+    : [process.execPath, ["--import", "tsx", "infra/local/start-mesh.ts"]];
+  const child = spawn(command, args, {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
@@ -95,7 +99,8 @@ async function waitFor(check: () => boolean, timeoutMs: number, what: string, la
 async function expectAllGone(started: Launch, timeoutMs: number): Promise<void> {
   const remaining = () => [...started.seen].filter(([pid]) => isAlive(pid));
   await waitFor(
-    () => started.child.exitCode !== null && remaining().length === 0,
+    // npm killed by a signal exits with a signal code, not an exit code.
+    () => (started.child.exitCode !== null || started.child.signalCode !== null) && remaining().length === 0,
     timeoutMs,
     "launcher and all its processes gone",
     started,
@@ -138,6 +143,21 @@ describe("the local launcher (npm start)", () => {
     started.child.stdout?.destroy();
 
     // Its next line (the GPU node's) hits EPIPE; that stops the mesh instead of crashing past its children.
+    await expectAllGone(started, 60_000);
+    expect([...started.seen.values()]).toContain("nats-server");
+    expect(started.output.stderr).not.toContain("crashed");
+  }, 300_000);
+
+  it("stops everything when npm alone gets SIGTERM (a supervisor stopping `npm start`), which npm does not pass on", async () => {
+    const started = await launch(undefined, { viaNpm: true });
+    await waitFor(
+      () => started.output.stdout.includes("nats-server up"),
+      240_000,
+      "the nats-server line",
+      started,
+    );
+    started.child.kill("SIGTERM");
+
     await expectAllGone(started, 60_000);
     expect([...started.seen.values()]).toContain("nats-server");
     expect(started.output.stderr).not.toContain("crashed");
