@@ -6,15 +6,11 @@
  * test/bench/results/base-format.{json,md}. A benchmark: it asserts nothing.
  */
 import { writeFile } from "node:fs/promises";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getLlama, LlamaLogLevel, type Llama, type Token } from "node-llama-cpp";
-import {
-  DEFAULT_BASE_MODEL,
-  SMOLLM2_Q4_1_MODEL,
-  findCatalogEntry,
-  resolveModelsDir,
-} from "../../gpu-nodes/tools/models/model-catalog.ts";
+import { DEFAULT_BASE_MODEL } from "../../gpu-nodes/tools/models/model-catalog.ts";
+import { compareNextTokenDistributions } from "../harness/compare-next-token-distributions.ts";
+import { findSmollm2Model, findSmollm2SourceModel } from "../harness/find-smollm2-model.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
@@ -29,7 +25,6 @@ const EXCHANGE =
   "stores key-value pairs and uses a hash function to compute an index into an array of buckets. Lookups, " +
   "insertions and deletions take constant time on average. A sorted array keeps its elements in order, so you " +
   "can binary search it in logarithmic time and iterate over ranges cheaply.<|im_end|>\n";
-const EXACT = { temperature: 0, topK: 0, topP: 1, minP: 0 } as const;
 
 interface FormatSpeed {
   format: string;
@@ -90,26 +85,12 @@ async function measureSpeed(
   };
 }
 
-async function nextTokenDistributions(llama: Llama, path: string) {
-  const model = await llama.loadModel({ modelPath: path });
-  const context = await model.createContext({ contextSize: 512, threads: 2 });
-  const tokens = model.tokenize(EXCHANGE, true);
-  const out = await context
-    .getSequence()
-    .controlledEvaluate(tokens.map((t) => [t, { generateNext: { probabilities: true, options: EXACT } }]));
-  await context.dispose();
-  await model.dispose();
-  return { tokens, distributions: out.map((o) => o?.next.probabilities ?? new Map<Token, number>()) };
-}
-
-const served = findCatalogEntry(DEFAULT_BASE_MODEL);
-const source = findCatalogEntry(SMOLLM2_Q4_1_MODEL);
-if (!served || !source) throw new Error("the catalogue lost SmolLM2");
-const modelsDir = resolveModelsDir(process.env);
-const q8Path = join(modelsDir, served.fileName);
-const q4Path = join(modelsDir, source.fileName);
-if (!existsSync(q8Path) || !existsSync(q4Path)) {
-  throw new Error(`need ${q4Path} and ${q8Path}: run \`npm run molmesh -- models pull ${served.name}\``);
+const q8Path = findSmollm2Model();
+const q4Path = findSmollm2SourceModel();
+if (q8Path === undefined || q4Path === undefined) {
+  throw new Error(
+    `need SmolLM2's Q4_1 and Q8_0: run \`npm run molmesh -- models pull ${DEFAULT_BASE_MODEL}\``,
+  );
 }
 
 const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
@@ -123,33 +104,22 @@ for (const threads of [1, 2]) {
     console.log(JSON.stringify(speeds.at(-1)));
   }
 }
-const reference = await nextTokenDistributions(llama, q4Path);
-const candidate = await nextTokenDistributions(llama, q8Path);
+const compared = await compareNextTokenDistributions(llama, q4Path, q8Path, EXCHANGE);
 await llama.dispose();
-let kl = 0;
-let sameTop = 0;
-let nllReference = 0;
-let nllCandidate = 0;
-const positions = reference.distributions.length - 1;
-const top = (p: Map<Token, number>) => [...p.entries()].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
-for (let i = 0; i < positions; i++) {
-  const p = reference.distributions[i] as Map<Token, number>;
-  const q = candidate.distributions[i] as Map<Token, number>;
-  for (const [token, pv] of p) if (pv > 1e-9) kl += pv * Math.log(pv / Math.max(q.get(token) ?? 0, 1e-12));
-  if (top(p) === top(q)) sameTop++;
-  const actual = reference.tokens[i + 1] as Token;
-  nllReference -= Math.log(Math.max(p.get(actual) ?? 0, 1e-12));
-  nllCandidate -= Math.log(Math.max(q.get(actual) ?? 0, 1e-12));
-}
+const positions = compared.positions;
 const fidelity = {
   positions,
-  meanKlNats: round(kl / positions, 4),
-  top1Agreement: round(sameTop / positions, 3),
-  perplexityQ4_1: round(Math.exp(nllReference / positions), 2),
-  perplexityQ8_0: round(Math.exp(nllCandidate / positions), 2),
+  meanKlNats: round(compared.meanKlNats, 4),
+  top1Agreement: round(compared.top1Agreement, 3),
+  perplexityQ4_1: round(compared.perplexityReference, 2),
+  perplexityQ8_0: round(compared.perplexityCandidate, 2),
 };
 const report = {
-  command: describeBenchCommand("bench:base-format", ["MOL_BENCH_REPEATS", "MOL_MODELS_DIR"]),
+  command: describeBenchCommand("bench:base-format", [
+    "MOL_BENCH_REPEATS",
+    "MOL_MODELS_DIR",
+    "MOL_BENCH_MODEL",
+  ]),
   machine: collectMachineFacts(),
   files: { q4_1: q4Path, q8_0: q8Path },
   speeds,

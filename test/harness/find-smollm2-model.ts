@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import {
   DEFAULT_BASE_MODEL,
@@ -17,9 +16,10 @@ export const SMOLLM2_LABEL = `SmolLM2-135M-Instruct ${served.quantization}`;
 
 /** Where SmolLM2 is looked for, in order: an explicit file, then `molmesh models pull`'s cache. */
 export function smollm2Candidates(env: NodeJS.ProcessEnv = process.env): string[] {
-  const cache =
-    env.MOL_MODELS_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "molmesh", "models");
-  return [...(env.MOL_BENCH_MODEL ? [env.MOL_BENCH_MODEL] : []), join(cache, SMOLLM2_FILE_NAME)];
+  return [
+    ...(env.MOL_BENCH_MODEL ? [env.MOL_BENCH_MODEL] : []),
+    join(resolveModelsDir(env), SMOLLM2_FILE_NAME),
+  ];
 }
 
 /** The SmolLM2-135M-Instruct GGUF if one is on this machine; benches and tests skip their SmolLM2 parts without. */

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { getLlama, LlamaLogLevel, type Token } from "node-llama-cpp";
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { decodeFloat16, readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/reader.ts";
 import { GGML_TYPE, getGgufNumber, getGgufString } from "../../gpu-nodes/src/models/gguf/types.ts";
@@ -14,7 +14,6 @@ import {
   DEFAULT_BASE_MODEL,
   SMOLLM2_Q4_1_MODEL,
   findCatalogEntry,
-  resolveModelsDir,
   weightsSha256s,
   type CatalogEntry,
 } from "../../gpu-nodes/tools/models/model-catalog.ts";
@@ -24,6 +23,8 @@ import {
   requantizeGgufToQ8_0,
   requantizeQ4_1BlocksToQ8_0,
 } from "../../gpu-nodes/tools/models/requantize-gguf.ts";
+import { compareNextTokenDistributions } from "../harness/compare-next-token-distributions.ts";
+import { findSmollm2SourceModel } from "../harness/find-smollm2-model.ts";
 import { REAL_MODEL_PATH, skipWithoutRealModel } from "../harness/real-model.ts";
 
 const f16Arb = fc
@@ -247,11 +248,10 @@ describe("the catalogue's served SmolLM2", () => {
  * The served SmolLM2 against the packaged file it is made from, through llama.cpp itself: a layout or
  * rounding bug in the re-encoder changes the next-token distributions by far more than this bound.
  */
-const q4_1Entry = findCatalogEntry(SMOLLM2_Q4_1_MODEL);
-const q4_1Path = q4_1Entry && join(resolveModelsDir(process.env), q4_1Entry.fileName);
-const haveBoth = !skipWithoutRealModel("requantize-gguf") && q4_1Path !== undefined && existsSync(q4_1Path);
+const q4_1Path = findSmollm2SourceModel();
+const haveBoth = !skipWithoutRealModel("requantize-gguf") && q4_1Path !== undefined;
 if (!haveBoth && REAL_MODEL_PATH && process.env["CI"] === "true") {
-  throw new Error(`requantize-gguf: ${q4_1Path} is missing beside ${REAL_MODEL_PATH} (CI=true)`);
+  throw new Error(`requantize-gguf: the packaged Q4_1 is missing beside ${REAL_MODEL_PATH} (CI=true)`);
 }
 
 describe.skipIf(!haveBoth)("the served SmolLM2 Q8_0 against its Q4_1 source", () => {
@@ -261,35 +261,16 @@ describe.skipIf(!haveBoth)("the served SmolLM2 Q8_0 against its Q4_1 source", ()
       "<|im_start|>user\nWhat is a hash table, and when is a sorted array the better choice?<|im_end|>\n" +
       "<|im_start|>assistant\nA hash table maps keys to values through a hash function, so lookups take " +
       "constant time on average. A sorted array keeps order, so range queries and ordered scans are cheap.";
-    const EXACT = { temperature: 0, topK: 0, topP: 1, minP: 0 } as const;
-    const distributions = async (path: string) => {
-      const model = await llama.loadModel({ modelPath: path });
-      const context = await model.createContext({ contextSize: 512, threads: 2 });
-      const tokens = model.tokenize(text, true);
-      const out = await context
-        .getSequence()
-        .controlledEvaluate(
-          tokens.map((t) => [t, { generateNext: { probabilities: true, options: EXACT } }]),
-        );
-      await context.dispose();
-      await model.dispose();
-      return out.map((o) => o?.next.probabilities ?? new Map<Token, number>());
-    };
     try {
-      const reference = await distributions(q4_1Path as string);
-      const served = await distributions(REAL_MODEL_PATH as string);
-      const top = (p: Map<Token, number>) => [...p.entries()].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
-      let kl = 0;
-      let sameTop = 0;
-      reference.forEach((p, i) => {
-        const q = served[i] as Map<Token, number>;
-        for (const [token, pv] of p)
-          if (pv > 1e-9) kl += pv * Math.log(pv / Math.max(q.get(token) ?? 0, 1e-12));
-        if (top(p) === top(q)) sameTop++;
-      });
+      const { meanKlNats, top1Agreement } = await compareNextTokenDistributions(
+        llama,
+        q4_1Path as string,
+        REAL_MODEL_PATH as string,
+        text,
+      );
       // Measured: mean KL 0.006 nats, top-1 96 %. A Q4_1 → Q4_0 re-rounding gives 0.44 and 72 %.
-      expect(kl / reference.length).toBeLessThan(0.05);
-      expect(sameTop / reference.length).toBeGreaterThan(0.9);
+      expect(meanKlNats).toBeLessThan(0.05);
+      expect(top1Agreement).toBeGreaterThan(0.9);
     } finally {
       await llama.dispose();
     }

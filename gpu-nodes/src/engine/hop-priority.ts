@@ -76,6 +76,11 @@ export class HopPriority {
     this.#options = options;
   }
 
+  /** Routes and answers running now. */
+  get latencyActive(): number {
+    return this.#latency;
+  }
+
   stats(): HopPriorityStats {
     let paused = 0;
     for (const b of this.#running) if (b.wake) paused++;

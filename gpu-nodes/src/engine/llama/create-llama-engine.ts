@@ -107,12 +107,13 @@ const summaryKey = (adapter: AdapterId, conversationId: string): string => `${ad
  * Answer slots stay per adapter: they are what the heartbeat reports and the edge places conversations by.
  */
 export async function createLlamaEngine(options: LlamaEngineOptions): Promise<Engine> {
+  const routeThreads = Math.max(options.threads, options.routeThreads ?? options.threads);
   const llama: Llama = await getLlama({
     gpu: options.gpu ?? false,
     build: "never",
     // A context's ideal thread count is clamped to this budget when it is made: the router's context must be
     // made under the wider one. The budget drops to `threads` once the contexts exist (below).
-    maxThreads: Math.max(options.threads, options.routeThreads ?? options.threads),
+    maxThreads: routeThreads,
     logLevel: LlamaLogLevel.error,
   });
   const model: LlamaModel = await llama.loadModel({ modelPath: options.baseModelPath });
@@ -123,7 +124,6 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   const summarySlots = options.summarySlotsPerAdapter ?? options.slotsPerAdapter;
   const sequencesPerAdapter = options.slotsPerAdapter + summarySlots;
   const pooled = { maxWaiting: options.maxWaitingPerAdapter };
-  const routeThreads = Math.max(options.threads, options.routeThreads ?? options.threads);
   const createContext = (
     sequences: number,
     lora?: { filePath: string; scale: number },
@@ -195,7 +195,6 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
 
   llama.maxThreads = options.threads;
   const grammarFor = createConstraintGrammars(llama);
-  let latencyHopsRunning = 0;
   // One gate for the whole engine: every adapter context decodes on the same threads.
   const priority = new HopPriority({ ...DEFAULT_HOP_PRIORITY, ...options.hopPriority, now: options.now });
 
@@ -228,10 +227,9 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       // Registered once the slot is held, so a latency hop waiting for a summary's slot never pauses that summary.
       const background = request.lane === "summary" ? priority.beginBackground(slotKey) : undefined;
       const endLatency = background ? undefined : priority.beginLatency();
-      if (!background) latencyHopsRunning++;
       // Alone, a route may take the router context's extra threads (summaries pause meanwhile, see above).
       const widen =
-        constraint?.type === "choice" && latencyHopsRunning === 1 && routeThreads > options.threads;
+        constraint?.type === "choice" && priority.latencyActive === 1 && routeThreads > options.threads;
       if (widen) llama.maxThreads = routeThreads;
       try {
         const result =
@@ -254,7 +252,6 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
         return { ...result, queueMs };
       } finally {
         if (widen) llama.maxThreads = options.threads;
-        if (!background) latencyHopsRunning--;
         background?.end();
         endLatency?.();
         lease.release();

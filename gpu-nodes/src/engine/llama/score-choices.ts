@@ -19,8 +19,8 @@ export interface ChoiceScoring {
  * node-llama-cpp hands probabilities to JS as one array over what the sampler keeps, and the full 49k-token
  * vocabulary cost a route hop ~10 ms (on two cores) to build. Ratios between kept tokens are exact. When a
  * label's first token is not kept, the view's last token is evaluated again over the whole vocabulary (a
- * trained router puts its labels far above the 1,024th token; the bare-base baselines of `eval:route` do not). A continuation token not
- * kept is given the smallest kept probability, an upper bound.
+ * trained router puts its labels far above the 1,024th token; the bare-base baselines of `eval:route` do
+ * not). A continuation token not kept is given the smallest kept probability, an upper bound.
  */
 export const LABEL_SCORING_OPTIONS = { temperature: 1, topK: 1024, topP: 1, minP: 0 } as const;
 const WHOLE_VOCABULARY = { temperature: 1, topK: 0, topP: 1, minP: 0 } as const;
