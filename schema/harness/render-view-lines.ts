@@ -21,6 +21,15 @@ export function renderRouteLine(harness: HarnessDocument, label: string): string
   return harness.templates.routeCue + label + harness.templates.lineEnd;
 }
 
+/**
+ * What the router's view holds right after a route line's label: the line's end, then the next turn's user
+ * line opening (the router's view is only user and route lines). Known before the next message is, so the
+ * node can evaluate it ahead of the next route hop (`afterLabel` of the route request).
+ */
+export function renderAfterRouteLabel(harness: HarnessDocument): string {
+  return harness.templates.lineEnd + harness.templates.userPrefix;
+}
+
 /** Starts with the assistant cue the answer prompt ended with; the text is clipped to `maxBytes`. */
 export function renderAnswerLine(harness: HarnessDocument, text: string, maxBytes: number): string {
   const { assistantCue, lineEnd, clippedMark } = harness.templates;

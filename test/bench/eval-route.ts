@@ -29,6 +29,7 @@ import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { loadCorpus, type CorpusRecord } from "../../gpu-nodes/training/router/check-corpus.ts";
 import { findCatalogEntry, resolveModelsDir } from "../../gpu-nodes/tools/models/model-catalog.ts";
 import { renderExamplePrompt } from "./routing/render-router-prompts.ts";
+import { renderAfterRouteLabel } from "../../schema/harness/render-view-lines.ts";
 import { openRawPrefiller, type PrefillLimit } from "./routing/measure-prefill-limit.ts";
 import { chatTemplateFamilySchema } from "../../schema/harness/chat-templates.ts";
 import {
@@ -169,9 +170,18 @@ function hop(router: RouterName, view: string, requestId: string, conversationId
     adapter: router === "trained" ? "l0" : "l0-bare",
     labels: [...LABELS],
     view,
+    // As the edge sends it: the node extends the slot by the label and the next user line's opening once idle.
+    afterLabel: renderAfterRouteLabel(harnesses[router] ?? baseHarness),
     timeoutMs: 60_000,
   });
 }
+
+/**
+ * Before a steady set's measured hop: in a conversation the next message comes after the answer has streamed
+ * (seconds), by when the node has extended the router slot's view (it waits only for routes and answers to end).
+ * 250 ms is far less than any real gap and more than the extension takes here.
+ */
+const STEADY_TURN_GAP_MS = 250;
 
 async function route(
   router: RouterName,
@@ -194,6 +204,7 @@ async function route(
       const earlier = { ...example, context: context.slice(0, k), message: turn.message };
       await hop(router, renderExamplePrompt(earlier, harness), `${router}-${i}-${k}`, conversationId);
     }
+    if (context.length > 0) await new Promise((resolve) => setTimeout(resolve, STEADY_TURN_GAP_MS));
   }
   const started = performance.now();
   const result = await hop(router, renderExamplePrompt(example, harness), `${router}-${i}`, conversationId);

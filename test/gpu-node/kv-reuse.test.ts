@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { requestRoute } from "../../schema/wire/client/hop-client.ts";
 import { DEFAULT_CONTEXT_TOKENS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
-import { renderSystemLine } from "../../schema/harness/render-view-lines.ts";
+import { renderAfterRouteLabel, renderSystemLine } from "../../schema/harness/render-view-lines.ts";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
 import { measureKvReuse } from "../bench/measure-kv-reuse.ts";
 import { renderExamplePrompt, type RoutingExample } from "../bench/routing/render-router-prompts.ts";
@@ -110,19 +110,31 @@ const ROUTER_HARNESS = buildDefaultHarness({ family: "chatml", contextTokens: DE
 const routeView = (message: string, context: RoutingExample["context"] = []) =>
   renderExamplePrompt({ id: "x", split: "test", label: "chat", message, context }, ROUTER_HARNESS);
 
-async function route(conversationId: string, view: string) {
+async function route(conversationId: string, view: string, afterLabel?: string) {
   const result = await requestRoute(t.client, {
     version: WIRE_VERSION,
     type: "route",
     requestId: `${conversationId}-${view.length}`,
     conversationId,
     view,
+    ...(afterLabel === undefined ? {} : { afterLabel }),
     timeoutMs: 20_000,
   });
   expect(result.usage.promptTokens).toBe(
     result.usage.cachedPromptTokens + result.usage.evaluatedPromptTokens,
   );
-  return result.usage;
+  return { ...result.usage, label: result.label };
+}
+
+/** Until no router slot is lent: a view extension holds its slot while it runs. */
+async function untilRouterSlotsFree(): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const l0 = t.engine.snapshot().find((s) => s.adapter === "l0");
+    if (l0 && l0.freeSlots === l0.totalSlots) return;
+    if (Date.now() > deadline) throw new Error("a router slot stayed lent for 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 describe("KV reuse of route hops", () => {
@@ -152,5 +164,23 @@ describe("KV reuse of route hops", () => {
       "route-c",
       "route-b",
     ]);
+  });
+
+  it("once idle, extends the slot by the chosen label and the next user line's opening, so turn 2 prefills only its message and cue", async () => {
+    const message = "write a python function that reverses a list";
+    const afterLabel = renderAfterRouteLabel(ROUTER_HARNESS);
+    const prefilled: Record<string, number> = {};
+    for (const [conversationId, ahead] of [
+      ["route-plain", undefined],
+      ["route-ahead", afterLabel],
+    ] as const) {
+      const first = await route(conversationId, routeView(message), ahead);
+      await untilRouterSlotsFree();
+      const context = [{ message, label: first.label as "coding" }];
+      const second = await route(conversationId, routeView("now add tests for it", context), ahead);
+      prefilled[conversationId] = second.evaluatedPromptTokens;
+    }
+    // The label, <|im_end|>, "\n", <|im_start|>, "user", "\n": at least one token each, whatever the vocabulary.
+    expect(prefilled["route-ahead"]).toBeLessThanOrEqual((prefilled["route-plain"] as number) - 6);
   });
 });

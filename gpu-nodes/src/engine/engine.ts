@@ -59,6 +59,12 @@ export interface EngineGenerateRequest {
   stop: readonly string[];
   constraint?: EngineConstraint;
   /**
+   * Under a choice constraint: the text every later prompt of the conversation has right after the chosen
+   * choice. An engine with KV slots may evaluate choice + this into the slot after answering, so the next
+   * prompt prefills only what is new; others ignore it.
+   */
+  afterChoice?: string | undefined;
+  /**
    * Aborting stops decoding promptly. When `signal.reason` is a MolWireError (cancelled, deadline_exceeded)
    * the engine rejects with that same error.
    */

@@ -53,6 +53,8 @@ export interface HopPriorityStats {
 export interface BackgroundGeneration {
   /** Resolves when the generation may decode its next token; rejects with the signal's reason on abort. */
   pause(signal: AbortSignal): Promise<void>;
+  /** Another hop has queued for its slot ({@link HopPriority.hurry}). */
+  readonly hurried: boolean;
   /** Ends the generation's registration (so {@link HopPriority.hurry} forgets it). */
   end(): void;
 }
@@ -105,12 +107,18 @@ export class HopPriority {
     };
   }
 
-  /** Registers a summary generation; `key` names the KV slot it holds (adapter, lane, conversation). */
+  /**
+   * Registers a summary generation, or other background work on a slot (a route slot's view extension, see
+   * create-llama-engine.ts); `key` names the KV slot it holds (adapter, lane, conversation).
+   */
   beginBackground(key: string): BackgroundGeneration {
     const background: Background = { key, deferredMs: 0, hurried: false, wake: undefined };
     this.#running.add(background);
     return {
       pause: (signal) => this.#pause(background, signal),
+      get hurried() {
+        return background.hurried;
+      },
       end: () => {
         background.wake?.();
         this.#running.delete(background);

@@ -129,6 +129,9 @@ export async function serveRouteHop(request: RouteRequest, ctx: HopContext): Pro
     maxTokens: request.maxTokens - spent,
     stop: [],
     constraint: { type: "choice", choices: request.labels },
+    ...(request.afterLabel !== undefined && request.reasoningMaxTokens === 0
+      ? { afterChoice: request.afterLabel }
+      : {}),
   });
   steps.push(labelStep);
   const label = labelStep.text.trim();

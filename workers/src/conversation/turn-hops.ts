@@ -1,6 +1,7 @@
 import type { AnswerTakeover, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
 import { stripSpecialSentinels } from "../../../schema/harness/chat-templates.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
+import { renderAfterRouteLabel } from "../../../schema/harness/render-view-lines.ts";
 import {
   DEFAULT_ANSWER_MAX_TOKENS,
   ProtocolError,
@@ -102,6 +103,7 @@ export async function decideRoute(
             labels: [...harness.router.labels],
             maxTokens: harness.router.maxTokens,
             reasoningMaxTokens: harness.router.reasoningMaxTokens,
+            afterLabel: renderAfterRouteLabel(harness),
             timeoutMs: Math.min(harness.router.timeoutMs, deps.hopTimeouts.replyMs),
           },
           { subject },

@@ -197,6 +197,26 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   const grammarFor = createConstraintGrammars(llama);
   // One gate for the whole engine: every adapter context decodes on the same threads.
   const priority = new HopPriority({ ...DEFAULT_HOP_PRIORITY, ...options.hopPriority, now: options.now });
+  const closing = new AbortController();
+  /**
+   * Extends a route slot's view by the label and the next user line's opening (see scoreChoicesOnSequence) as
+   * background work: it waits, as a summary does, until no route or answer runs, since a forward pass beside the
+   * turn's answer would slow the answer more than it spares the next route. If the conversation's next hop
+   * queues for the slot before it starts, it is dropped: that hop prefills the same tokens in its own pass,
+   * cheaper than a pass of their own first (each pass reads every weight once, ~15 ms here). A failed extension
+   * only loses the reuse (the slot forgets its tokens).
+   */
+  const extendWhenIdle = async (slotKey: string, extend: () => Promise<void>): Promise<void> => {
+    const idle = priority.beginBackground(slotKey);
+    try {
+      await idle.pause(closing.signal);
+      if (!idle.hurried && !closing.signal.aborted) await extend();
+    } catch {
+      // Closing, or llama.cpp failing on a few tokens: the next prompt is planned from what the slot holds.
+    } finally {
+      idle.end();
+    }
+  };
 
   return {
     kind: "llama.cpp",
@@ -231,30 +251,38 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       const widen =
         constraint?.type === "choice" && priority.latencyActive === 1 && routeThreads > options.threads;
       if (widen) llama.maxThreads = routeThreads;
+      let extending: Promise<void> | undefined;
       try {
-        const result =
-          constraint?.type === "choice"
-            ? await scoreChoicesOnSequence({
-                sequence: lease.slot.sequence,
-                slotTokens: lease.slot.tokens,
-                choices: constraint.choices,
-                request,
-                now: options.now,
-              })
-            : await generateOnSequence({
-                sequence: lease.slot.sequence,
-                slotTokens: lease.slot.tokens,
-                grammar,
-                request,
-                now: options.now,
-                pauseBetweenTokens: background && (() => background.pause(request.signal)),
-              });
+        if (constraint?.type === "choice") {
+          const scored = await scoreChoicesOnSequence({
+            sequence: lease.slot.sequence,
+            slotTokens: lease.slot.tokens,
+            choices: constraint.choices,
+            request,
+            now: options.now,
+          });
+          if (request.afterChoice) {
+            const afterChoice = request.afterChoice;
+            extending = extendWhenIdle(slotKey, () => scored.extendView(afterChoice));
+          }
+          return { ...scored.result, queueMs };
+        }
+        const result = await generateOnSequence({
+          sequence: lease.slot.sequence,
+          slotTokens: lease.slot.tokens,
+          grammar,
+          request,
+          now: options.now,
+          pauseBetweenTokens: background && (() => background.pause(request.signal)),
+        });
         return { ...result, queueMs };
       } finally {
         if (widen) llama.maxThreads = options.threads;
         background?.end();
         endLatency?.();
-        lease.release();
+        // The slot stays lent until the view is extended: nothing else may evaluate on it meanwhile.
+        if (extending) void extending.finally(() => lease.release());
+        else lease.release();
       }
     },
 
@@ -271,6 +299,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     },
 
     async close() {
+      closing.abort();
       await Promise.allSettled(contexts.map((c) => c.dispose()));
       await model.dispose();
       await llama.dispose();

@@ -1,9 +1,9 @@
-import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import { ContextLengthExceededError } from "../../../../schema/wire/v1/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
 import type { SlotTokens } from "./slot-tokens.ts";
 import { toEngineError } from "./generate-on-sequence.ts";
-import { tokenizePrompt } from "./tokenize-prompt.ts";
+import { cutAtStableBoundary, tokenizePrompt } from "./tokenize-prompt.ts";
 
 export interface ChoiceScoring {
   sequence: LlamaContextSequence;
@@ -20,26 +20,58 @@ export interface ChoiceScoring {
  * vocabulary cost a route hop ~10 ms (on two cores) to build. Ratios between kept tokens are exact. When a
  * label's first token is not kept, the view's last token is evaluated again over the whole vocabulary (a
  * trained router puts its labels far above the 1,024th token; the bare-base baselines of `eval:route` do
- * not). A continuation token not kept is given the smallest kept probability, an upper bound.
+ * not). A token past the first (a branch between labels sharing a first token) that is not kept is given the
+ * smallest kept probability, an upper bound.
  */
 export const LABEL_SCORING_OPTIONS = { temperature: 1, topK: 1024, topP: 1, minP: 0 } as const;
 const WHOLE_VOCABULARY = { temperature: 1, topK: 0, topP: 1, minP: 0 } as const;
-/**
- * A multi-token label whose first token holds under this share of the single-token labels' probability is not
- * continued: it cannot win (one of those labels is more probable than its first token alone), and its first
- * token's probability stands in for its own as an upper bound, which lowers the winner's confidence by less
- * than this share. That spares most route hops a forward pass (SmolLM2 splits "genui" into "gen" "ui").
- * Riding the continuation in the view's batch instead is no cheaper: node-llama-cpp evaluates a batch that
- * wants two tokens' distributions as two decodes (measured: every route hop 26 ms slower).
- */
-export const SKIP_CONTINUATION_SHARE = 0.005;
+
+/** The choices' tokens as a prefix tree: each step of a choice grammar is one node's set of legal tokens. */
+interface ChoiceNode {
+  children: Map<Token, ChoiceNode>;
+  /** Indices of the choices that end here. */
+  ends: number[];
+}
+
+function buildChoiceTree(choiceTokens: readonly Token[][]): ChoiceNode {
+  const root: ChoiceNode = { children: new Map(), ends: [] };
+  for (const [c, tokens] of choiceTokens.entries()) {
+    let node = root;
+    for (const token of tokens) {
+      let child = node.children.get(token);
+      if (!child) node.children.set(token, (child = { children: new Map(), ends: [] }));
+      node = child;
+    }
+    node.ends.push(c);
+  }
+  return root;
+}
+
+/** Legal steps at a node: its children, plus ending (the end-of-generation tokens) where a choice ends. */
+function countOptions(node: ChoiceNode): number {
+  return node.children.size + (node.ends.length > 0 ? 1 : 0);
+}
+
+export interface ScoredChoice {
+  result: Omit<EngineGenerateResult, "queueMs">;
+  /**
+   * Evaluates the chosen choice's tokens and then `afterChoice` into the slot, as the next view of the
+   * conversation will hold them, so its next prompt prefills only what is new. For a route: the label, the
+   * route line's end and the next user line's opening (`render-view-lines.ts`), known once the label is.
+   */
+  extendView(afterChoice: string): Promise<void>;
+}
 
 /**
- * A choice constraint decoded by scoring: P(choice) = Π p(token_i | view, earlier tokens) over each choice's
- * tokens, normalised over the choices, and the most probable one is the answer. With labels that share no
- * first token this is the distribution a choice grammar samples from, computed exactly instead of one path of
- * it, for the cost of the view plus the few extra tokens of multi-token labels. The KV slot is left holding
- * the view, so the next view of the conversation reuses it as a grammar decode would.
+ * A choice constraint decoded by scoring, with the probabilities of a choice grammar: at each step the legal
+ * tokens (the prefix tree's children at that point) are renormalised among themselves, and P(choice) is the
+ * product along its path. That is the distribution llama.cpp's grammar sampler draws from at temperature 1,
+ * computed exactly instead of one path of it. A step with one legal token is certain under the grammar and
+ * costs no forward pass: "genui" is "gen" "ui" in SmolLM2's vocabulary, but no other label starts with "gen",
+ * so every route hop is the view's prefill alone (a continuation pass cost a genui hop ~16 ms, a quarter of
+ * all hops). Only labels sharing a first token ("agent", "agents") need the model once more, at the branch.
+ * The KV slot is left holding the view, so the next view of the conversation reuses it as a grammar decode
+ * would.
  */
 export async function scoreChoicesOnSequence({
   sequence,
@@ -47,7 +79,7 @@ export async function scoreChoicesOnSequence({
   choices,
   request,
   now,
-}: ChoiceScoring): Promise<Omit<EngineGenerateResult, "queueMs">> {
+}: ChoiceScoring): Promise<ScoredChoice> {
   const model = sequence.model;
   const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
   const plan = slotTokens.plan({
@@ -83,7 +115,8 @@ export async function scoreChoicesOnSequence({
     );
     let firstProbabilities = evaluated[rest.length - 1]?.next.probabilities;
     if (!firstProbabilities) throw new Error("llama.cpp returned no probabilities for the view's last token");
-    if (choiceTokens.some((tokens) => !firstProbabilities?.has(tokens[0] as Token))) {
+    const tree = buildChoiceTree(choiceTokens);
+    if ([...tree.children.keys()].some((token) => !firstProbabilities?.has(token))) {
       // A label outside the kept tokens (a bare base that barely considers any label): the view's last token
       // again, over the whole vocabulary, so every label's probability is the model's own.
       await eraseFrom(sequence, fullPrompt.length - 1);
@@ -93,55 +126,110 @@ export async function scoreChoicesOnSequence({
       firstProbabilities = again?.next.probabilities ?? firstProbabilities;
     }
     const prefillEnd = now();
-    const first = choiceTokens.map((tokens) => probabilityOf(firstProbabilities, tokens[0] as Token));
-    // Single-token labels are scored exactly by the first distribution alone.
-    const wholeMass = first.reduce((sum, p, i) => (choiceTokens[i]?.length === 1 ? sum + p : sum), 0);
-    const logScores: number[] = [];
-    for (const [c, tokens] of choiceTokens.entries()) {
-      const p0 = first[c] as number;
-      let logP = Math.log(p0);
-      const bounded = p0 < SKIP_CONTINUATION_SHARE * wholeMass;
-      if (tokens.length > 1 && p0 > 0 && !bounded) {
-        request.signal.throwIfAborted();
-        const continuation = await sequence.controlledEvaluate(
-          tokens
-            .slice(0, -1)
-            .map((token) => [
-              token,
-              { generateNext: { probabilities: true, options: LABEL_SCORING_OPTIONS } },
-            ]),
-        );
-        tokens.slice(1).forEach((token, i) => {
-          const next = continuation[i]?.next.probabilities;
-          logP += Math.log(next ? probabilityOf(next, token) : 0);
-        });
+    const probabilities = choices.map(() => 0);
+    /**
+     * The distribution after the view and `path`, where the grammar branches below the root. Exact, as at the
+     * root: a legal token outside the kept ones (or no end token kept where a label may end) means the whole
+     * vocabulary once more.
+     */
+    const evaluateBranch = async (node: ChoiceNode, path: readonly Token[]) => {
+      request.signal.throwIfAborted();
+      const wanted = (options: typeof LABEL_SCORING_OPTIONS | typeof WHOLE_VOCABULARY) =>
+        path.map((token, i) =>
+          i === path.length - 1 ? [token, { generateNext: { probabilities: true, options } }] : token,
+        ) as Parameters<typeof sequence.controlledEvaluate>[0];
+      let out = await sequence.controlledEvaluate(wanted(LABEL_SCORING_OPTIONS));
+      let kept = out[path.length - 1]?.next.probabilities ?? new Map<Token, number>();
+      await eraseFrom(sequence, fullPrompt.length);
+      const missing =
+        [...node.children.keys()].some((token) => !kept.has(token)) ||
+        (node.ends.length > 0 && endOfGenerationProbability(kept, model) === 0);
+      if (missing) {
+        out = await sequence.controlledEvaluate(wanted(WHOLE_VOCABULARY));
+        kept = out[path.length - 1]?.next.probabilities ?? kept;
         await eraseFrom(sequence, fullPrompt.length);
       }
-      logScores.push(logP);
-    }
-    // The sequence holds the view again (continuations erased), and no label: the route line comes as text.
+      return kept;
+    };
+    // Depth-first over the tree; a branch below the root evaluates its path once, then the slot is the view again.
+    const visit = async (
+      node: ChoiceNode,
+      path: readonly Token[],
+      mass: number,
+      next: ReadonlyMap<Token, number> | undefined,
+    ): Promise<void> => {
+      if (countOptions(node) === 1) {
+        const [only] = node.children.entries();
+        if (only) await visit(only[1], [...path, only[0]], mass, undefined);
+        else for (const c of node.ends) probabilities[c] = mass / node.ends.length;
+        return;
+      }
+      const distribution = next ?? (await evaluateBranch(node, path));
+      const steps = [...node.children.entries()].map(([token, child]) => ({
+        p: probabilityOf(distribution, token),
+        child,
+        token,
+      }));
+      const endP = node.ends.length > 0 ? endOfGenerationProbability(distribution, model) : 0;
+      const total = steps.reduce((sum, s) => sum + s.p, endP);
+      // Nothing legal has any probability (cannot happen with a softmax; guards a NaN): the grammar's steps even.
+      const share = (p: number) => (total > 0 ? p / total : 1 / countOptions(node));
+      for (const c of node.ends) probabilities[c] = (mass * share(endP)) / node.ends.length;
+      for (const step of steps)
+        await visit(step.child, [...path, step.token], mass * share(step.p), undefined);
+    };
+    await visit(tree, [], 1, firstProbabilities);
+    // The sequence holds the view again (branches erased), and no label: the route line comes as text.
     slotTokens.retain(plan, [], sequence.contextTokens);
-    const probabilities = normalise(logScores);
     const best = probabilities.indexOf(Math.max(...probabilities));
+    const bestTokens = choiceTokens[best] as Token[];
     const ended = now();
     return {
-      text: choices[best] as string,
-      finishReason: "stop",
-      choiceProbabilities: Object.fromEntries(choices.map((c, i) => [c, probabilities[i] as number])),
-      usage: {
-        promptTokens: fullPrompt.length,
-        cachedPromptTokens: cached,
-        evaluatedPromptTokens: fullPrompt.length - cached,
-        // The label's own tokens: what a decode would have produced and the route line will hold.
-        completionTokens: (choiceTokens[best] as Token[]).length,
+      result: {
+        text: choices[best] as string,
+        finishReason: "stop",
+        choiceProbabilities: Object.fromEntries(choices.map((c, i) => [c, probabilities[i] as number])),
+        usage: {
+          promptTokens: fullPrompt.length,
+          cachedPromptTokens: cached,
+          evaluatedPromptTokens: fullPrompt.length - cached,
+          // The label's own tokens: what a decode would have produced and the route line will hold.
+          completionTokens: bestTokens.length,
+        },
+        prefillMs: prefillEnd - started,
+        decodeMs: ended - prefillEnd,
       },
-      prefillMs: prefillEnd - started,
-      decodeMs: ended - prefillEnd,
+      async extendView(afterChoice) {
+        const stable = cutAtStableBoundary(afterChoice);
+        const after = tokenizePrompt(model, stable);
+        try {
+          await eraseFrom(sequence, fullPrompt.length);
+          await sequence.evaluateWithoutGeneratingNewTokens([...bestTokens, ...after]);
+          slotTokens.retain(
+            plan,
+            [
+              { tokens: bestTokens, text: choices[best] as string },
+              { tokens: after, text: stable },
+            ],
+            sequence.contextTokens,
+          );
+        } catch (error) {
+          slotTokens.forget();
+          throw error;
+        }
+      },
     };
   } catch (error) {
     slotTokens.forget();
     throw toEngineError(error, request.signal, "choice scoring");
   }
+}
+
+/** Where a choice may end and another go on: the grammar allows ending, which the model does by an end token. */
+function endOfGenerationProbability(kept: ReadonlyMap<Token, number>, model: LlamaModel): number {
+  let sum = 0;
+  for (const [token, p] of kept) if (model.isEogToken(token)) sum += p;
+  return sum;
 }
 
 /** A kept token's probability, else the smallest kept one: no token outside the kept set is more probable. */

@@ -33,6 +33,17 @@ export function tokenizePrompt(model: LlamaModel, prompt: string): Token[] {
 }
 
 /**
+ * The longest prefix of `text` that tokenizes the same whatever follows it: up to the end of its last special
+ * token or newline. Plain text that follows a newline never merges with it into one token (BPE pre-tokenizers
+ * split newlines from words; SentencePiece gives a word after a newline no leading "▁"), where text after a
+ * trailing space or letter may ("[INST] " + "Hi" is "▁Hi", not "▁" "Hi").
+ */
+export function cutAtStableBoundary(text: string): string {
+  const end = Math.max(text.lastIndexOf(SPECIAL_CLOSE), text.lastIndexOf("\n"));
+  return end < 0 ? "" : text.slice(0, end + 1);
+}
+
+/**
  * A whole view as the context holds it from an empty slot: BOS (where the model wants one), then the prompt's
  * tokens. The router trainer tokenizes its corpus with this, so it trains on the tokens the node evaluates.
  */
