@@ -70,6 +70,9 @@ describe("HopPriority", () => {
     expect(await settledWithin(pause, 0)).toBe(true);
     expect(await settledWithin(held.pause(never), 0)).toBe(true);
     expect(await settledWithin(otherPause, 0)).toBe(false);
+    // What a route slot's view extension reads to drop itself once the conversation's next hop waits.
+    expect(held.hurried).toBe(true);
+    expect(other.hurried).toBe(false);
   });
 
   it("ends a paused summary with its signal's reason", async () => {

@@ -54,6 +54,7 @@ export async function createEngineFromConfig(
     contextSize: env.MOL_CONTEXT_SIZE,
     slotsPerAdapter: env.MOL_SLOTS_PER_ADAPTER,
     summarySlotsPerAdapter: env.MOL_SUMMARY_SLOTS_PER_ADAPTER,
+    primeRouterSlots: true,
     hopPriority: { enabled: env.MOL_SUMMARY_YIELD, maxDeferralMs: env.MOL_SUMMARY_MAX_DEFERRAL_MS },
     // The node's admission runs at most MOL_MAX_CONCURRENT hops (the rest wait fairly there), so a slot wait
     // this long never refuses a hop the node has admitted.

@@ -18,7 +18,17 @@ import { DEFAULT_HOP_PRIORITY, HopPriority, type HopPriorityOptions } from "../h
 import { createConstraintGrammars } from "./constraint-grammars.ts";
 import { generateOnSequence } from "./generate-on-sequence.ts";
 import { scoreChoicesOnSequence } from "./score-choices.ts";
-import { describeServedModel, readFileMetadata } from "./tokenize-prompt.ts";
+import {
+  cutAtStableBoundary,
+  describeServedModel,
+  readFileMetadata,
+  tokenizeView,
+} from "./tokenize-prompt.ts";
+import {
+  MIN_DEFAULT_CONTEXT_TOKENS,
+  buildDefaultHarness,
+} from "../../../../schema/harness/default-harness.ts";
+import { renderSystemLine } from "../../../../schema/harness/render-view-lines.ts";
 import { SlotPool } from "./slot-pool.ts";
 import { SlotTokens } from "./slot-tokens.ts";
 
@@ -60,6 +70,12 @@ export interface LlamaEngineOptions {
    */
   hopPriority?: Partial<Omit<HopPriorityOptions, "now">> | undefined;
   gpu?: false | "auto";
+  /**
+   * Evaluates what every default router view starts with (the router's system line, the first user line's
+   * opening) into each router slot at start, so a new conversation's first route hop prefills only its message
+   * even on a slot no conversation used yet. Off by default: tests count a first hop's tokens from zero.
+   */
+  primeRouterSlots?: boolean | undefined;
   now: () => number;
   /** Content fingerprint of a model file (revision id). */
   fingerprintFile: (path: string) => Promise<string>;
@@ -121,6 +137,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
   const runtimes = new Map<AdapterId, AdapterRuntime>();
   const contexts: LlamaContext[] = [];
   const failedAdapters: Array<{ id: AdapterId; reason: string }> = [];
+  const routerSlots: LlamaSlot[] = [];
   const summarySlots = options.summarySlotsPerAdapter ?? options.slotsPerAdapter;
   const sequencesPerAdapter = options.slotsPerAdapter + summarySlots;
   const pooled = { maxWaiting: options.maxWaitingPerAdapter };
@@ -142,6 +159,11 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     if (shared) contexts.push(shared);
     const slots = (context: LlamaContext, count: number): LlamaSlot[] =>
       Array.from({ length: count }, () => ({ sequence: context.getSequence(), tokens: new SlotTokens() }));
+    const mainSlots = (id: AdapterId, context: LlamaContext): LlamaSlot[] => {
+      const made = slots(context, options.slotsPerAdapter);
+      if (id === ROUTER_ADAPTER) routerSlots.push(...made);
+      return made;
+    };
     // One waiting allowance per adapter, as a pool of its own would have.
     const sharedSummaries =
       shared && summarySlots > 0
@@ -178,7 +200,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
           revision: adapter.loraPath ? await options.fingerprintFile(adapter.loraPath) : baseRevision,
           lora: adapter.loraPath !== undefined,
         },
-        pool: new SlotPool(slots(context, options.slotsPerAdapter), pooled),
+        pool: new SlotPool(mainSlots(adapter.id, context), pooled),
         summaries:
           context === shared
             ? sharedSummaries
@@ -193,6 +215,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     throw error;
   }
 
+  if (options.primeRouterSlots && routerSlots.length > 0) await primeRouterSlots(model, routerSlots, options);
   llama.maxThreads = options.threads;
   const grammarFor = createConstraintGrammars(llama);
   // One gate for the whole engine: every adapter context decodes on the same threads.
@@ -305,4 +328,26 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       await llama.dispose();
     },
   };
+}
+
+/**
+ * The default harness's router view opening, evaluated into every router slot at once (node-llama-cpp batches
+ * the sequences of one context into one decode). A node cannot copy KV between sequences (see above), and a
+ * slot no conversation has used holds nothing: a new user's first route hop on a fresh node prefilled the
+ * whole view (261 ms for 64 tokens against ~70 ms). A harness configured otherwise shares less of it; llama.cpp
+ * reuses whatever prefix matches, so priming never costs a hop anything.
+ */
+async function primeRouterSlots(
+  model: LlamaModel,
+  slots: readonly LlamaSlot[],
+  options: LlamaEngineOptions,
+): Promise<void> {
+  const { templateFamily } = describeServedModel(model, options.contextSize);
+  if (options.contextSize < MIN_DEFAULT_CONTEXT_TOKENS) return;
+  const harness = buildDefaultHarness({ family: templateFamily, contextTokens: options.contextSize });
+  const opening = cutAtStableBoundary(
+    renderSystemLine(harness, harness.router.systemPrompt) + harness.templates.userPrefix,
+  );
+  const tokens = tokenizeView(model, opening);
+  await Promise.all(slots.map((slot) => slot.sequence.evaluateWithoutGeneratingNewTokens(tokens)));
 }
