@@ -68,7 +68,9 @@ export function renderRouteEvalMarkdown(report: RouteEvalReport, notes: Misroute
     "Prefilled tokens: what a route hop evaluated (p50; in brackets the p50 it reused from the KV slot). Raw " +
       "prefill: node-llama-cpp alone evaluating that many tokens after that many held ones, same model and threads, " +
       "measured right after the row's hops; hop / raw is the route hop's p50 over it. steady: test's multi-turn " +
-      "examples as turn N of a conversation whose earlier turns were routed first in the same slot.",
+      "examples as turn N of a conversation whose earlier turns were routed first in the same slot, then 250 ms " +
+      "(a reader's pause, far shorter than a real one) in which the node extends the slot by the label and the next " +
+      "user line's opening, as it does once idle.",
     "",
   ];
   const check = report.threadsCheck ?? [];
