@@ -75,6 +75,17 @@ describe("HopPriority", () => {
     expect(other.hurried).toBe(false);
   });
 
+  it("keeps background work that is not a summary out of the summary figures", async () => {
+    const priority = createPriority();
+    const endRoute = priority.beginLatency();
+    const extension = priority.beginBackground("l0/main/c", { counted: false });
+    const pause = extension.pause(never);
+    expect(priority.stats()).toMatchObject({ paused: 0, pauses: 0 });
+    endRoute();
+    expect(await settledWithin(pause, 20)).toBe(true);
+    expect(priority.stats()).toMatchObject({ paused: 0, pauses: 0, deferredMs: 0 });
+  });
+
   it("ends a paused summary with its signal's reason", async () => {
     const priority = createPriority();
     priority.beginLatency();

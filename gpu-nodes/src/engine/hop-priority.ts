@@ -61,6 +61,8 @@ export interface BackgroundGeneration {
 
 interface Background {
   key: string;
+  /** In the summary figures of {@link HopPriority.stats}: false for other background work. */
+  counted: boolean;
   deferredMs: number;
   hurried: boolean;
   wake: (() => void) | undefined;
@@ -85,7 +87,7 @@ export class HopPriority {
 
   stats(): HopPriorityStats {
     let paused = 0;
-    for (const b of this.#running) if (b.wake) paused++;
+    for (const b of this.#running) if (b.wake && b.counted) paused++;
     return { latencyActive: this.#latency, paused, ...this.#stats };
   }
 
@@ -111,8 +113,14 @@ export class HopPriority {
    * Registers a summary generation, or other background work on a slot (a route slot's view extension, see
    * create-llama-engine.ts); `key` names the KV slot it holds (adapter, lane, conversation).
    */
-  beginBackground(key: string): BackgroundGeneration {
-    const background: Background = { key, deferredMs: 0, hurried: false, wake: undefined };
+  beginBackground(key: string, options: { counted?: boolean } = {}): BackgroundGeneration {
+    const background: Background = {
+      key,
+      counted: options.counted ?? true,
+      deferredMs: 0,
+      hurried: false,
+      wake: undefined,
+    };
     this.#running.add(background);
     return {
       pause: (signal) => this.#pause(background, signal),
@@ -145,7 +153,7 @@ export class HopPriority {
     const budget = this.#options.maxDeferralMs - b.deferredMs;
     if (!this.#options.enabled || this.#open || b.hurried || budget <= 0) return;
     const started = this.#options.now();
-    this.#stats.pauses++;
+    if (b.counted) this.#stats.pauses++;
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => b.wake?.(), budget);
@@ -166,8 +174,10 @@ export class HopPriority {
     } finally {
       const paused = this.#options.now() - started;
       b.deferredMs += paused;
-      this.#stats.deferredMs += paused;
-      if (b.deferredMs >= this.#options.maxDeferralMs) this.#stats.agedOut++;
+      if (b.counted) {
+        this.#stats.deferredMs += paused;
+        if (b.deferredMs >= this.#options.maxDeferralMs) this.#stats.agedOut++;
+      }
     }
   }
 }

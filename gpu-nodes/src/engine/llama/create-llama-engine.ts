@@ -215,7 +215,10 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     throw error;
   }
 
-  if (options.primeRouterSlots && routerSlots.length > 0) await primeRouterSlots(model, routerSlots, options);
+  if (options.primeRouterSlots && routerSlots.length > 0) {
+    // Only a head start: a slot whose priming failed is planned from what it holds, as any other.
+    await primeRouterSlots(model, routerSlots, options).catch(() => undefined);
+  }
   llama.maxThreads = options.threads;
   const grammarFor = createConstraintGrammars(llama);
   // One gate for the whole engine: every adapter context decodes on the same threads.
@@ -230,7 +233,8 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
    * only loses the reuse (the slot forgets its tokens).
    */
   const extendWhenIdle = async (slotKey: string, extend: () => Promise<void>): Promise<void> => {
-    const idle = priority.beginBackground(slotKey);
+    // Not counted as a summary in the node's metrics (molmesh_summary_pauses_total and the rest).
+    const idle = priority.beginBackground(slotKey, { counted: false });
     try {
       await idle.pause(closing.signal);
       if (!idle.hurried && !closing.signal.aborted) await extend();
