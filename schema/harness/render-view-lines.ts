@@ -21,6 +21,11 @@ export function renderRouteLine(harness: HarnessDocument, label: string): string
   return harness.templates.routeCue + label + harness.templates.lineEnd;
 }
 
+/** What every router view of a harness starts with: its system line and the first user line's opening. */
+export function renderRouterViewOpening(harness: HarnessDocument): string {
+  return renderSystemLine(harness, harness.router.systemPrompt) + harness.templates.userPrefix;
+}
+
 /**
  * What the router's view holds right after a route line's label: the line's end, then the next turn's user
  * line opening (the router's view is only user and route lines). Known before the next message is, so the

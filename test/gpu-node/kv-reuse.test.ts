@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { requestRoute } from "../../schema/wire/client/hop-client.ts";
 import { DEFAULT_CONTEXT_TOKENS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
-import { renderAfterRouteLabel, renderSystemLine } from "../../schema/harness/render-view-lines.ts";
+import { renderAfterRouteLabel, renderRouterViewOpening } from "../../schema/harness/render-view-lines.ts";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
 import { measureKvReuse } from "../bench/measure-kv-reuse.ts";
 import { renderExamplePrompt, type RoutingExample } from "../bench/routing/render-router-prompts.ts";
@@ -140,9 +140,7 @@ async function untilRouterSlotsFree(): Promise<void> {
 describe("KV reuse of route hops", () => {
   it("prefills only what turn N adds to the view, and on another conversation's slot reuses the router's system line", async () => {
     // What every route view starts with: the router's system line and the next user line's prefix.
-    const shared =
-      renderSystemLine(ROUTER_HARNESS, ROUTER_HARNESS.router.systemPrompt) +
-      ROUTER_HARNESS.templates.userPrefix;
+    const shared = renderRouterViewOpening(ROUTER_HARNESS);
     const probe = await route("route-probe", shared);
     const first = await route("route-a", routeView("write a python function that reverses a list"));
     expect(first.cachedPromptTokens).toBe(0);

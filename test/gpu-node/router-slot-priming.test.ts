@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { requestRoute } from "../../schema/wire/client/hop-client.ts";
 import { buildDefaultHarness } from "../../schema/harness/default-harness.ts";
-import { renderSystemLine } from "../../schema/harness/render-view-lines.ts";
+import { renderRouterViewOpening } from "../../schema/harness/render-view-lines.ts";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
 import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
@@ -50,7 +50,7 @@ describe("router slots primed at start", () => {
       renderExamplePrompt({ id: "x", split: "test", label: "chat", message: "hello, who are you?" }, harness),
     );
     // The opening alone, on the other primed slot: all of it is held but the token the hop must evaluate.
-    const opening = renderSystemLine(harness, harness.router.systemPrompt) + harness.templates.userPrefix;
+    const opening = renderRouterViewOpening(harness);
     const probe = await route("probe", opening);
     expect(probe.cachedPromptTokens).toBeGreaterThan(10);
     // Where the opening ends in plain text (llama2's "[INST] "), priming stops before it: a few tokens short.

@@ -7,7 +7,12 @@ import {
   type LlamaContextSequence,
   type LlamaModel,
 } from "node-llama-cpp";
-import { ROUTER_ADAPTER, UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
+import {
+  ROUTER_ADAPTER,
+  UnknownAdapterError,
+  type AdapterId,
+  type ServedModel,
+} from "../../../../schema/wire/v1/index.ts";
 import {
   type Engine,
   type EngineAdapterInfo,
@@ -28,7 +33,7 @@ import {
   MIN_DEFAULT_CONTEXT_TOKENS,
   buildDefaultHarness,
 } from "../../../../schema/harness/default-harness.ts";
-import { renderSystemLine } from "../../../../schema/harness/render-view-lines.ts";
+import { renderRouterViewOpening } from "../../../../schema/harness/render-view-lines.ts";
 import { SlotPool } from "./slot-pool.ts";
 import { SlotTokens } from "./slot-tokens.ts";
 
@@ -215,9 +220,10 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     throw error;
   }
 
+  const servedModel = describeServedModel(model, options.contextSize);
   if (options.primeRouterSlots && routerSlots.length > 0) {
     // Only a head start: a slot whose priming failed is planned from what it holds, as any other.
-    await primeRouterSlots(model, routerSlots, options).catch(() => undefined);
+    await primeRouterSlots(model, servedModel, routerSlots).catch(() => undefined);
   }
   llama.maxThreads = options.threads;
   const grammarFor = createConstraintGrammars(llama);
@@ -251,7 +257,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       name: readFileMetadata(model).general?.name ?? basename(options.baseModelPath),
       revision: baseRevision,
     },
-    servedModel: describeServedModel(model, options.contextSize),
+    servedModel,
     adapters: [...runtimes.values()].map((r) => r.info),
     failedAdapters,
     features: ["output:json_schema", "output:json_object", "output:tools", "output:tools-auto"],
@@ -288,10 +294,8 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
             request,
             now: options.now,
           });
-          if (request.afterChoice) {
-            const afterChoice = request.afterChoice;
-            extending = extendWhenIdle(slotKey, () => scored.extendView(afterChoice));
-          }
+          const { afterChoice } = request;
+          if (afterChoice) extending = extendWhenIdle(slotKey, () => scored.extendView(afterChoice));
           return { ...scored.result, queueMs };
         }
         const result = await generateOnSequence({
@@ -343,15 +347,11 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
  */
 async function primeRouterSlots(
   model: LlamaModel,
+  served: ServedModel,
   slots: readonly LlamaSlot[],
-  options: LlamaEngineOptions,
 ): Promise<void> {
-  const { templateFamily } = describeServedModel(model, options.contextSize);
-  if (options.contextSize < MIN_DEFAULT_CONTEXT_TOKENS) return;
-  const harness = buildDefaultHarness({ family: templateFamily, contextTokens: options.contextSize });
-  const opening = cutAtStableBoundary(
-    renderSystemLine(harness, harness.router.systemPrompt) + harness.templates.userPrefix,
-  );
-  const tokens = tokenizeView(model, opening);
+  if (served.contextTokens < MIN_DEFAULT_CONTEXT_TOKENS) return;
+  const harness = buildDefaultHarness({ family: served.templateFamily, contextTokens: served.contextTokens });
+  const tokens = tokenizeView(model, cutAtStableBoundary(renderRouterViewOpening(harness)));
   await Promise.all(slots.map((slot) => slot.sequence.evaluateWithoutGeneratingNewTokens(tokens)));
 }

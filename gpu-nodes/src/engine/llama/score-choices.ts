@@ -20,8 +20,7 @@ export interface ChoiceScoring {
  * vocabulary cost a route hop ~10 ms (on two cores) to build. Ratios between kept tokens are exact. When a
  * label's first token is not kept, the view's last token is evaluated again over the whole vocabulary (a
  * trained router puts its labels far above the 1,024th token; the bare-base baselines of `eval:route` do
- * not). A token past the first (a branch between labels sharing a first token) that is not kept is given the
- * smallest kept probability, an upper bound.
+ * not). The same holds where the labels branch below the first token.
  */
 export const LABEL_SCORING_OPTIONS = { temperature: 1, topK: 1024, topP: 1, minP: 0 } as const;
 const WHOLE_VOCABULARY = { temperature: 1, topK: 0, topP: 1, minP: 0 } as const;
@@ -116,7 +115,7 @@ export async function scoreChoicesOnSequence({
     let firstProbabilities = evaluated[rest.length - 1]?.next.probabilities;
     if (!firstProbabilities) throw new Error("llama.cpp returned no probabilities for the view's last token");
     const tree = buildChoiceTree(choiceTokens);
-    if ([...tree.children.keys()].some((token) => !firstProbabilities?.has(token))) {
+    if (missesLegalStep(tree, firstProbabilities, model)) {
       // A label outside the kept tokens (a bare base that barely considers any label): the view's last token
       // again, over the whole vocabulary, so every label's probability is the model's own.
       await eraseFrom(sequence, fullPrompt.length - 1);
@@ -141,10 +140,7 @@ export async function scoreChoicesOnSequence({
       let out = await sequence.controlledEvaluate(wanted(LABEL_SCORING_OPTIONS));
       let kept = out[path.length - 1]?.next.probabilities ?? new Map<Token, number>();
       await eraseFrom(sequence, fullPrompt.length);
-      const missing =
-        [...node.children.keys()].some((token) => !kept.has(token)) ||
-        (node.ends.length > 0 && endOfGenerationProbability(kept, model) === 0);
-      if (missing) {
+      if (missesLegalStep(node, kept, model)) {
         out = await sequence.controlledEvaluate(wanted(WHOLE_VOCABULARY));
         kept = out[path.length - 1]?.next.probabilities ?? kept;
         await eraseFrom(sequence, fullPrompt.length);
@@ -166,7 +162,7 @@ export async function scoreChoicesOnSequence({
       }
       const distribution = next ?? (await evaluateBranch(node, path));
       const steps = [...node.children.entries()].map(([token, child]) => ({
-        p: probabilityOf(distribution, token),
+        p: distribution.get(token) ?? 0,
         child,
         token,
       }));
@@ -225,20 +221,20 @@ export async function scoreChoicesOnSequence({
   }
 }
 
+/**
+ * Whether a step the grammar allows at `node` is missing from the kept tokens: a child's token, or every end
+ * token where a choice ends. Then the distribution is computed again over the whole vocabulary.
+ */
+function missesLegalStep(node: ChoiceNode, kept: ReadonlyMap<Token, number>, model: LlamaModel): boolean {
+  for (const token of node.children.keys()) if (!kept.has(token)) return true;
+  return node.ends.length > 0 && endOfGenerationProbability(kept, model) === 0;
+}
+
 /** Where a choice may end and another go on: the grammar allows ending, which the model does by an end token. */
 function endOfGenerationProbability(kept: ReadonlyMap<Token, number>, model: LlamaModel): number {
   let sum = 0;
   for (const [token, p] of kept) if (model.isEogToken(token)) sum += p;
   return sum;
-}
-
-/** A kept token's probability, else the smallest kept one: no token outside the kept set is more probable. */
-function probabilityOf(kept: ReadonlyMap<Token, number>, token: Token): number {
-  const p = kept.get(token);
-  if (p !== undefined) return p;
-  let smallest = Infinity;
-  for (const value of kept.values()) smallest = Math.min(smallest, value);
-  return smallest === Infinity ? 0 : smallest;
 }
 
 async function eraseFrom(sequence: LlamaContextSequence, start: number): Promise<void> {
