@@ -224,8 +224,16 @@ describe("Responses parity with unmodified clients", () => {
     });
     expect(first.status).toBe(200);
     const reader = first.body?.getReader();
-    const chunk = await reader?.read();
-    const firstId = /"id":"(resp_[^"]+)"/.exec(new TextDecoder().decode(chunk?.value))?.[1] ?? "";
+    // A read returns whatever the transport delivered: the id may arrive split across chunks, so read until it is whole.
+    const decoder = new TextDecoder();
+    let seen = "";
+    let firstId = "";
+    while (reader && firstId === "") {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      seen += decoder.decode(chunk.value, { stream: true });
+      firstId = /"id":"(resp_[^"]+)"/.exec(seen)?.[1] ?? "";
+    }
     expect(firstId).toMatch(/^resp_/);
     await reader?.cancel();
     const dropped = await waitFor(firstId, (r) => r.status !== "in_progress");
