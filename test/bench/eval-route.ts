@@ -182,6 +182,13 @@ function hop(router: RouterName, view: string, requestId: string, conversationId
  * 250 ms is far less than any real gap and more than the extension takes here.
  */
 const STEADY_TURN_GAP_MS = 250;
+/**
+ * Before a cold set's hop: the cold sets run every example in one conversation of the slot, so back to back the
+ * previous example's slot extension (~30 ms, for a next turn that never comes) would still hold the slot and the
+ * measured hop would wait for it. A new conversation reaches a node that has finished the last one's background
+ * work; 100 ms is more than the extension takes here.
+ */
+const COLD_GAP_MS = 100;
 
 async function route(
   router: RouterName,
@@ -205,6 +212,8 @@ async function route(
       await hop(router, renderExamplePrompt(earlier, harness), `${router}-${i}-${k}`, conversationId);
     }
     if (context.length > 0) await new Promise((resolve) => setTimeout(resolve, STEADY_TURN_GAP_MS));
+  } else {
+    await new Promise((resolve) => setTimeout(resolve, COLD_GAP_MS));
   }
   const started = performance.now();
   const result = await hop(router, renderExamplePrompt(example, harness), `${router}-${i}`, conversationId);

@@ -70,7 +70,8 @@ export function renderRouteEvalMarkdown(report: RouteEvalReport, notes: Misroute
       "measured right after the row's hops; hop / raw is the route hop's p50 over it. steady: test's multi-turn " +
       "examples as turn N of a conversation whose earlier turns were routed first in the same slot, then 250 ms " +
       "(a reader's pause, far shorter than a real one) in which the node extends the slot by the label and the next " +
-      "user line's opening, as it does once idle.",
+      "user line's opening, as it does once idle. Cold sets (dev, test, ood): one example after another, 100 ms " +
+      "apart, so each hop finds the node done with the previous example's slot extension, as a new conversation would.",
     "",
   ];
   const check = report.threadsCheck ?? [];
