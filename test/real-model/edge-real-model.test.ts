@@ -114,7 +114,7 @@ describe.skipIf(skipWithoutRealModel("edge-real-model"))(
       60_000,
     );
 
-    it("keeps ≥ 90 % of the input tokens of a 10-turn conversation cached", async () => {
+    it("reuses every evaluated token across a 10-turn conversation (≥ 85 % of its input)", async () => {
       const questions = [
         "Hi! My name is Ada.",
         "What is a good name for a cat?",
@@ -130,7 +130,9 @@ describe.skipIf(skipWithoutRealModel("edge-real-model"))(
       const conversation = await client.conversations.create({});
       const answers: HopUsage[] = [];
       for (const question of questions) {
-        const response = await ask(conversation.id, question, 24);
+        // 16 tokens keeps ten turns inside the answer view's 1,536 bytes (at 4,096 context tokens): at 24 the
+        // tenth turn compacts the view on CPUs whose greedy answers run to the cap, a reuse this does not test.
+        const response = await ask(conversation.id, question, 16);
         expect(response.status).toMatch(/^(completed|incomplete)$/);
         const answer = molOf(response).usage.answer;
         expect(answer).toBeDefined();
@@ -143,10 +145,14 @@ describe.skipIf(skipWithoutRealModel("edge-real-model"))(
       console.info(
         `edge-real-model: turns 2–10 reused ${cached} of ${input} prompt tokens (${((100 * cached) / input).toFixed(1)} %)`,
       );
-      expect(cached / input).toBeGreaterThanOrEqual(0.9);
-      // Each turn's view only grew at its end: the previous answer hop's whole prompt was still in the slot.
+      expect(cached / input).toBeGreaterThanOrEqual(0.85);
+      // Each turn's view only grew at its end: the previous answer hop's whole prompt and every answer token it
+      // evaluated (all but the last sampled one) were still in the slot; only the new user line was prefilled.
       for (const [i, hop] of later.entries()) {
-        expect(hop.cachedPromptTokens).toBeGreaterThanOrEqual(answers[i]?.promptTokens ?? Infinity);
+        const previous = answers[i];
+        expect(hop.cachedPromptTokens).toBeGreaterThanOrEqual(
+          previous ? previous.promptTokens + previous.completionTokens - 1 : Infinity,
+        );
       }
     }, 120_000);
 
