@@ -130,8 +130,9 @@ describe.skipIf(skipWithoutRealModel("edge-real-model"))(
       const conversation = await client.conversations.create({});
       const answers: HopUsage[] = [];
       for (const question of questions) {
-        // 16 tokens keeps ten turns inside the answer view's 1,536 bytes (at 4,096 context tokens): at 24 the
-        // tenth turn compacts the view on CPUs whose greedy answers run to the cap, a reuse this does not test.
+        // 16 tokens keeps ten turns inside the answer hop's room (at 4,096 context tokens, the view's 3,584 bytes
+        // less the reserve for the answer): at 24 the tenth turn's opening compacts the view on CPUs whose greedy
+        // answers run to the cap.
         const response = await ask(conversation.id, question, 16);
         expect(response.status).toMatch(/^(completed|incomplete)$/);
         const answer = molOf(response).usage.answer;
