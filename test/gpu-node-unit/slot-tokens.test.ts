@@ -160,7 +160,9 @@ describe("generateOnSequence on a real tokenizer", () => {
             expect(held.length).toBe(first.usage.promptTokens + first.usage.completionTokens - 1);
             return;
           }
-          expect.fail("no seed gave an answer that retokenizes otherwise than sampled: the check tested nothing");
+          expect.fail(
+            "no seed gave an answer that retokenizes otherwise than sampled: the check tested nothing",
+          );
         } finally {
           await context.dispose();
           await model.dispose();

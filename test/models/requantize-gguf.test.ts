@@ -12,6 +12,7 @@ import { encodeF32Tensor, encodeFloat16, writeGgufFile } from "../../gpu-nodes/s
 import { findTrainedRouter } from "../../gpu-nodes/tools/models/find-trained-router.ts";
 import {
   DEFAULT_BASE_MODEL,
+  MODEL_CATALOG,
   SMOLLM2_Q4_1_MODEL,
   findCatalogEntry,
   weightsSha256s,
@@ -238,9 +239,14 @@ describe("the catalogue's served SmolLM2", () => {
     if (served?.kind !== "requantized" || source?.kind !== "download") throw new Error("catalogue changed");
     expect(served.from).toBe(source.name);
     expect(weightsSha256s(served)).toEqual([served.sha256, source.sha256]);
-    // Trained on the Q4_1 file: found through the weights both files hold, not through the Q8_0's own hash.
-    expect(findTrainedRouter(weightsSha256s(served))?.manifest.baseSha256).toBe(source.sha256);
-    expect(findTrainedRouter([served.sha256])).toBeUndefined();
+    expect(weightsSha256s(source)).toEqual([source.sha256, served.sha256]);
+    // Trained on the served Q8_0: found through its own hash, and for the packaged Q4_1 through the weights
+    // both files hold; another model's weights get none.
+    expect(findTrainedRouter(weightsSha256s(served))?.manifest.baseSha256).toBe(served.sha256);
+    expect(findTrainedRouter(weightsSha256s(source))?.manifest.baseSha256).toBe(served.sha256);
+    expect(findTrainedRouter([source.sha256])).toBeUndefined();
+    const tiny = MODEL_CATALOG.find((e) => e.name !== served.name && e.name !== source.name);
+    if (tiny) expect(findTrainedRouter(weightsSha256s(tiny))).toBeUndefined();
   });
 });
 

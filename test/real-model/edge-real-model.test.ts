@@ -11,7 +11,7 @@ import { REAL_MODEL_PATH, realModelAdapters, skipWithoutRealModel } from "../har
 import { TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 import { buildPastedStackTrace } from "./pasted-stack-trace.ts";
 
-type HopUsage = { promptTokens: number; cachedPromptTokens: number };
+type HopUsage = { promptTokens: number; cachedPromptTokens: number; completionTokens: number };
 type Mol = { harnessHash: string; usage: Record<string, HopUsage | undefined> };
 const molOf = (value: unknown): Mol => (value as { mol: Mol }).mol;
 type Item = { type: string; role?: string; content?: Array<{ text?: string }> };

@@ -52,8 +52,8 @@ describe("the committed route eval", () => {
   it("agrees with the adapter manifest: the adapter file, its dev accuracy and threshold", () => {
     const adapter = readFileSync(join(ADAPTERS, manifest.adapter));
     expect(createHash("sha256").update(adapter).digest("hex")).toBe(manifest.adapterSha256);
-    // Training measured dev on the Q4_1 file; the report runs the served Q8_0 re-encoding of the same weights,
-    // where an example near p 0.5 may tip: at most two of dev's examples apart.
+    // Training measured dev in its own run, maybe on another CPU (or on the Q4_1 file the served Q8_0 is
+    // re-encoded from), where an example near p 0.5 may tip: at most two of dev's examples apart.
     const dev = result("trained", "dev");
     expect(dev && Math.abs((manifest.devAccuracy ?? NaN) - dev.accuracy) * dev.n).toBeLessThanOrEqual(
       2 + 1e-9,

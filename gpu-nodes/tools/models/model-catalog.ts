@@ -95,13 +95,17 @@ export function findCatalogEntry(name: string): CatalogEntry | undefined {
 }
 
 /**
- * The sha256s that name this entry's weights: its own and, for a re-encoding, those of what it was made
- * from. An adapter trained on the Q4_1 file serves the Q8_0 one, since both hold the same weights.
+ * The sha256s that name this entry's weights: its own first, then those of every file that holds the same
+ * weights (what it was re-encoded from, and the other re-encodings of that). An adapter trained on the served
+ * Q8_0 serves the packaged Q4_1 it is made from, and one trained on the Q4_1 the Q8_0.
  */
 export function weightsSha256s(entry: CatalogEntry): string[] {
-  if (entry.kind !== "requantized") return [entry.sha256];
-  const from = findCatalogEntry(entry.from);
-  return [entry.sha256, ...(from ? weightsSha256s(from) : [])];
+  const root = (e: CatalogEntry): CatalogEntry => {
+    const from = e.kind === "requantized" ? findCatalogEntry(e.from) : undefined;
+    return from ? root(from) : e;
+  };
+  const family = MODEL_CATALOG.filter((e) => root(e) === root(entry)).map((e) => e.sha256);
+  return [entry.sha256, ...family.filter((sha) => sha !== entry.sha256)];
 }
 
 /** `MOL_MODELS_DIR`, else `$XDG_CACHE_HOME/molmesh/models`, else `~/.cache/molmesh/models`. */
