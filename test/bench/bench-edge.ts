@@ -223,7 +223,29 @@ const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
   for (let i = 0; i < CRITICAL_TURNS; i++) {
     backToBack.push(await runTurn(post, id, `follow-up ${i}: and then?`, { max_output_tokens: 64 }));
   }
-  return { paced: paced.map((t, i) => ({ ...t, mol: mols[i] ?? t.mol })), backToBack };
+  // The burst's summaries, deferred while it ran: each must still land (or fail, counted), and how long after.
+  const burstEnded = performance.now();
+  const readStatuses = async () => {
+    const after = (await get(`/v1/conversations/${id}/items?order=desc&limit=${CRITICAL_TURNS * 2}`)) as {
+      data: Array<{ role: string; mol?: { summary: { status: string } } }>;
+    };
+    return after.data
+      .filter((i) => i.role === "assistant")
+      .slice(0, CRITICAL_TURNS)
+      .map((i) => i.mol?.summary.status ?? "none");
+  };
+  let statuses = await readStatuses();
+  while (statuses.includes("pending") && performance.now() - burstEnded < 120_000) {
+    await new Promise((r) => setTimeout(r, 50));
+    statuses = await readStatuses();
+  }
+  const burstSummaries = {
+    ready: statuses.filter((s) => s === "ready").length,
+    failed: statuses.filter((s) => s === "failed").length,
+    pending: statuses.filter((s) => s === "pending").length,
+    settledAfterMs: round(performance.now() - burstEnded),
+  };
+  return { paced: paced.map((t, i) => ({ ...t, mol: mols[i] ?? t.mol })), backToBack, burstSummaries };
 });
 await tiny.stop();
 await nats.dispose();
@@ -273,6 +295,7 @@ const report: EdgeReport = {
     },
     // Client time outside the answer hop (route, any summary wait, and the edge's own overhead), as before.
     backToBackOverPacedP50: round(percentile(backToBack, 50) / percentile(client, 50), 3),
+    backToBackSummaries: breakdown.burstSummaries,
     // Route plus the summary wait the edge recorded (a turn routed to another specialist waits for the previous
     // summary), plus what back-to-back turns took beyond paced ones (a summary still busy on the answer's KV slot).
     backToBackShareOfRouteAndSummaryWait: round(

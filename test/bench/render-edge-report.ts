@@ -30,6 +30,8 @@ export interface EdgeReport {
     backToBackShareOfRouteAndSummary: number;
     backToBackOverPacedP50: number;
     backToBackShareOfRouteAndSummaryWait: number;
+    /** The back-to-back turns' summaries once the burst ended: deferred while it ran, none may be lost. */
+    backToBackSummaries?: { ready: number; failed: number; pending: number; settledAfterMs: number };
   };
 }
 
@@ -94,6 +96,13 @@ export function renderEdgeReport(r: EdgeReport): string {
     `${h.backToBackOverPacedP50}× the paced p50; route + summary wait (recorded waits plus time beyond the paced p50)`,
     `is ${pct(h.backToBackShareOfRouteAndSummaryWait)} of its time, and its time outside the answer hop`,
     `${pct(h.backToBackShareOfRouteAndSummary)}.`,
+    ...(h.backToBackSummaries
+      ? [
+          `Its turns' summaries, which yield to its routes and answers: ${h.backToBackSummaries.ready} ready, ` +
+            `${h.backToBackSummaries.failed} failed, ${h.backToBackSummaries.pending} still pending, all settled ` +
+            `${h.backToBackSummaries.settledAfterMs} ms after its last answer.`,
+        ]
+      : []),
     "The Macaron-V1 report gives 32 % for route + summary on its Venti model.",
     "",
   ].join("\n");

@@ -25,15 +25,24 @@ function streamOf(result: StartTurnResult): ReadableStream<Uint8Array> {
 /** A summary hop that answers only when the test says so. */
 function heldSummaries() {
   const releases: Array<() => void> = [];
+  let open = false;
+  const releaseHeld = () => {
+    for (const release of releases.splice(0)) release();
+  };
   return {
     summary: (input: { turnId?: string | undefined }) =>
       new Promise<{ text: string }>((resolve) => {
         releases.push(() => {
           resolve({ text: `Summary of ${input.turnId ?? "?"}.` });
         });
+        if (open) releaseHeld();
       }),
+    /** Answers the summaries sent so far; later ones are held again. */
+    releaseHeld,
+    /** Answers every summary, those sent later too (a specialist's next one goes out once the last landed). */
     releaseAll: () => {
-      for (const release of releases.splice(0)) release();
+      open = true;
+      releaseHeld();
     },
   };
 }
@@ -85,6 +94,35 @@ describe("the next turn and the previous summary", () => {
     held.releaseAll();
     await c.turns.afterTurns(() => Promise.resolve());
     expect(c.types().slice(6).sort()).toEqual(["summary:turn_t1", "summary:turn_t2"]);
+  });
+
+  it("sends a specialist's summaries one at a time, in turn order, each read when its turn ended", async () => {
+    const held = heldSummaries();
+    const c = conversation({ summary: held.summary });
+    // A client that never pauses: three turns on one specialist while every summary is still running.
+    await c.turn("first question");
+    await c.turn("second question");
+    await c.turn("third question");
+    const sent = () => c.scripted.calls.summary.map((s) => s.turnId);
+    // At the node they would share one KV slot, one at a time: past its queue bound they were refused.
+    expect(sent()).toEqual(["turn_t1"]);
+    for (const next of [
+      ["turn_t1", "turn_t2"],
+      ["turn_t1", "turn_t2", "turn_t3"],
+    ]) {
+      held.releaseHeld();
+      await expect.poll(sent).toEqual(next);
+    }
+    held.releaseAll();
+    await c.turns.afterTurns(() => Promise.resolve());
+    expect(c.types().filter((t) => t.startsWith("summary"))).toEqual([
+      "summary:turn_t1",
+      "summary:turn_t2",
+      "summary:turn_t3",
+    ]);
+    // Each prompt was its turn's, read before the next turn appended anything.
+    expect(c.scripted.calls.summary[1]?.view).toContain("second question");
+    expect(c.scripted.calls.summary[1]?.view).not.toContain("third question");
   });
 
   it("waits for that summary when routed to another specialist, so its view holds it (bounded)", async () => {

@@ -13,6 +13,19 @@ export class SummarySchedule {
   /** The summary of the latest answered turn, while it runs. */
   #latest: { turnId: string; adapter: string; landed: Promise<void> } | undefined;
   readonly #running = new Set<Promise<void>>();
+  /** Per adapter, the last summary added: the next one's hop goes out once it has settled. */
+  readonly #tails = new Map<string, Promise<void>>();
+
+  /**
+   * Resolves when `adapter`'s previous summary in this conversation has settled, so a summary's hop goes out
+   * then (its prompt is read before). Why: at the node every summary of one conversation and adapter runs on
+   * the same KV slot, one at a time, and a summary yields to routes and answers; a client that sends turns back
+   * to back queued one hop per turn there, and past the node's queue bound they were refused as `overloaded`
+   * (9 of 20 in `bench:edge`'s burst) and lost. Held here instead, each waits its turn and none is refused.
+   */
+  turnFor(adapter: string): Promise<void> {
+    return this.#tails.get(adapter) ?? Promise.resolve();
+  }
 
   /** Records that `turnId`'s summary (written for `adapter`'s turn) is running until `work` settles. */
   add(turnId: string, adapter: string, work: Promise<unknown>): void {
@@ -23,9 +36,11 @@ export class SummarySchedule {
     const entry = { turnId, adapter, landed };
     this.#latest = entry;
     this.#running.add(landed);
+    this.#tails.set(adapter, landed);
     void landed.then(() => {
       this.#running.delete(landed);
       if (this.#latest === entry) this.#latest = undefined;
+      if (this.#tails.get(adapter) === landed) this.#tails.delete(adapter);
     });
   }
 

@@ -310,13 +310,19 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
  */
 export async function summarizeTurn(
   deps: HopDeps,
-  q: Omit<HopTarget, "prompt"> & { label: string; prompt: () => string },
+  q: Omit<HopTarget, "prompt"> & {
+    label: string;
+    prompt: () => string;
+    /** Settles when the hop may go out (the previous summary of its adapter has, see SummarySchedule). */
+    turn?: Promise<void> | undefined;
+  },
 ): Promise<TimelineEventOf<"summary"> | TimelineEventOf<"summary_failed"> | undefined> {
   const specialist = deps.harness.specialists[q.label];
   if (!specialist) return undefined;
-  const started = deps.now();
   try {
     const view = q.prompt();
+    await q.turn;
+    const started = deps.now();
     const { value: result, placement } = await placeHop(
       {
         placement: deps.placement,

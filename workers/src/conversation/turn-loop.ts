@@ -297,6 +297,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
         tenantId: job.tenantId,
         label,
         prompt: () => summaryPrompt(label),
+        turn: job.summaries?.turnFor(adapter),
         lastNodeId: timeline.lastNodeFor(adapter),
       }).then((summary) => {
         if (summary) timeline.append(summary);
