@@ -140,6 +140,14 @@ describe("the local launcher (npm start)", () => {
       "the nats-server line",
       started,
     );
+    // The line comes before the sampler of descendants may have seen the process: wait for that too, or the
+    // check below that it was there races the signal.
+    await waitFor(
+      () => [...started.seen.values()].includes("nats-server"),
+      5_000,
+      "nats-server among the descendants",
+      started,
+    );
     started.child.stdout?.destroy();
 
     // Its next line (the GPU node's) hits EPIPE; that stops the mesh instead of crashing past its children.
@@ -154,6 +162,14 @@ describe("the local launcher (npm start)", () => {
       () => started.output.stdout.includes("nats-server up"),
       240_000,
       "the nats-server line",
+      started,
+    );
+    // The line comes before the sampler of descendants may have seen the process: wait for that too, or the
+    // check below that it was there races the signal.
+    await waitFor(
+      () => [...started.seen.values()].includes("nats-server"),
+      5_000,
+      "nats-server among the descendants",
       started,
     );
     started.child.kill("SIGTERM");
