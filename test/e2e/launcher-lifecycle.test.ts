@@ -110,6 +110,25 @@ async function expectAllGone(started: Launch, timeoutMs: number): Promise<void> 
   ).resolves.toBeUndefined();
 }
 
+/**
+ * Until the launcher says nats-server is up and the sampler of its descendants has seen it: the line can come
+ * first, and a test that checks the process was there would race its signal.
+ */
+async function untilNatsServerUp(started: Launch): Promise<void> {
+  await waitFor(
+    () => started.output.stdout.includes("nats-server up"),
+    240_000,
+    "the nats-server line",
+    started,
+  );
+  await waitFor(
+    () => [...started.seen.values()].includes("nats-server"),
+    5_000,
+    "nats-server among the descendants",
+    started,
+  );
+}
+
 describe("the local launcher (npm start)", () => {
   it("stops nats-server, the GPU node and wrangler's workerd on SIGINT, and frees its ports", async () => {
     const started = await launch();
@@ -134,20 +153,7 @@ describe("the local launcher (npm start)", () => {
 
   it("stops everything when the reader of its stdout goes away (npm start | head -1)", async () => {
     const started = await launch();
-    await waitFor(
-      () => started.output.stdout.includes("nats-server up"),
-      240_000,
-      "the nats-server line",
-      started,
-    );
-    // The line comes before the sampler of descendants may have seen the process: wait for that too, or the
-    // check below that it was there races the signal.
-    await waitFor(
-      () => [...started.seen.values()].includes("nats-server"),
-      5_000,
-      "nats-server among the descendants",
-      started,
-    );
+    await untilNatsServerUp(started);
     started.child.stdout?.destroy();
 
     // Its next line (the GPU node's) hits EPIPE; that stops the mesh instead of crashing past its children.
@@ -158,20 +164,7 @@ describe("the local launcher (npm start)", () => {
 
   it("stops everything when npm alone gets SIGTERM (a supervisor stopping `npm start`), which npm does not pass on", async () => {
     const started = await launch(undefined, { viaNpm: true });
-    await waitFor(
-      () => started.output.stdout.includes("nats-server up"),
-      240_000,
-      "the nats-server line",
-      started,
-    );
-    // The line comes before the sampler of descendants may have seen the process: wait for that too, or the
-    // check below that it was there races the signal.
-    await waitFor(
-      () => [...started.seen.values()].includes("nats-server"),
-      5_000,
-      "nats-server among the descendants",
-      started,
-    );
+    await untilNatsServerUp(started);
     started.child.kill("SIGTERM");
 
     await expectAllGone(started, 60_000);

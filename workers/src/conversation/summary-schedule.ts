@@ -22,6 +22,7 @@ export class SummarySchedule {
    * the same KV slot, one at a time, and a summary yields to routes and answers; a client that sends turns back
    * to back queued one hop per turn there, and past the node's queue bound they were refused as `overloaded`
    * (9 of 20 in `bench:edge`'s burst) and lost. Held here instead, each waits its turn and none is refused.
+   * Ask before {@link add} records this turn's summary, which becomes the next one's turn.
    */
   turnFor(adapter: string): Promise<void> {
     return this.#tails.get(adapter) ?? Promise.resolve();
