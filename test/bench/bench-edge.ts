@@ -6,9 +6,18 @@
  * also writes every paced and back-to-back turn's client time and `mol`, to see where a turn's time went.
  */
 import { writeFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
-import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS, ROUTER_ADAPTER } from "../../schema/wire/v1/index.ts";
+import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
+import {
+  DEFAULT_BASE_MODEL,
+  findCatalogEntry,
+  weightsSha256s,
+} from "../../gpu-nodes/tools/models/model-catalog.ts";
+import { findTrainedRouter } from "../../gpu-nodes/tools/models/find-trained-router.ts";
+import { SMOLLM2_LABEL, findSmollm2Model } from "../harness/find-smollm2-model.ts";
 import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
@@ -17,7 +26,7 @@ import { startNatsServer } from "../harness/start-nats-server.ts";
 import { createMemoryLogger, startTestNode } from "../harness/start-test-node.ts";
 import { createInstantEngine } from "./create-instant-engine.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
-import { renderEdgeReport, type EdgeReport } from "./render-edge-report.ts";
+import { renderEdgeReport, type EdgeReport, type HopBreakdown } from "./render-edge-report.ts";
 import { percentile, round, sum } from "./stats.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
@@ -28,6 +37,8 @@ const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
 /** Turns on a conversation of their own before the measured one starts. */
 const WARMUP_TURNS = Number(process.env.MOL_BENCH_WARMUP_TURNS ?? 50);
 const CRITICAL_TURNS = Number(process.env.MOL_BENCH_CRITICAL_TURNS ?? 20);
+/** Models the hop breakdown runs on: `tiny` always; `smollm2` (with the trained l0) when the model is here. */
+const CRITICAL_RUNS = (process.env.MOL_BENCH_CRITICAL_RUNS ?? "tiny,smollm2").split(",");
 /** Summary slots per adapter on the tiny node; unset = the engine's default, 0 = summaries on the answer's slot. */
 const SUMMARY_SLOTS = process.env.MOL_BENCH_SUMMARY_SLOTS;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
@@ -193,88 +204,86 @@ const { rows: overhead, httpFloor } = await withEdge(nats.wsUrl, async (post, _g
 await instantNode.stop(0);
 await nodeNc.close();
 
-// 2. Where a turn's time goes, on the real tiny model (routed turns, default sampling capped to 64 tokens).
-const models = await ensureTestModels({ outDir: TEST_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH });
-const tiny = await startTestNode({
-  natsUrl: nats.url,
-  models,
-  nodeId: "bench-tiny",
-  engine: {
-    contextSize: 4096,
-    slotsPerAdapter: 4,
-    ...(SUMMARY_SLOTS === undefined ? {} : { summarySlotsPerAdapter: Number(SUMMARY_SLOTS) }),
-  },
-});
-// Each client waits for the previous turn's summary before its next message (as a person reading the answer
-// would), so the summary never delays a turn; back-to-back clients are measured separately.
-const breakdown = await withEdge(nats.wsUrl, async (post, get) => {
-  const { id } = (await post("/v1/conversations", {})).json as { id: string };
-  const paced: Turn[] = [];
-  const backToBack: Turn[] = [];
-  for (let i = 0; i < CRITICAL_TURNS; i++) {
-    paced.push(await runTurn(post, id, `question ${i}: how do I build this?`, { max_output_tokens: 64 }));
-    await waitForSummary(get, id);
-    reportBenchProgress("hop breakdown, paced turns", i + 1, CRITICAL_TURNS);
-  }
-  const items = (await get(`/v1/conversations/${id}/items?order=asc&limit=100`)) as {
-    data: Array<{ role: string; mol?: Mol }>;
-  };
-  const mols = items.data.filter((i) => i.role === "assistant").map((i) => i.mol);
-  for (let i = 0; i < CRITICAL_TURNS; i++) {
-    backToBack.push(await runTurn(post, id, `follow-up ${i}: and then?`, { max_output_tokens: 64 }));
-  }
-  // The burst's summaries, deferred while it ran: each must still land (or fail, counted), and how long after.
-  const burstEnded = performance.now();
-  const readStatuses = async () => {
-    const after = (await get(`/v1/conversations/${id}/items?order=desc&limit=${CRITICAL_TURNS * 2}`)) as {
-      data: Array<{ role: string; mol?: { summary: { status: string } } }>;
+// 2. Where a turn's time goes, on a real model: routed turns, default sampling, answers capped to 64 tokens.
+// A paced client waits for the previous turn's summary before its next message (as a person reading the answer
+// would), so the summary never delays a turn; a back-to-back client sends a burst of turns in the same
+// conversation. Half the paced turns come before the burst and half after it (once its summaries settled): the
+// two are compared at the same conversation lengths, and neither side gets the box's quieter minutes.
+async function measureHopBreakdown(natsWsUrl: string) {
+  return withEdge(natsWsUrl, async (post, get) => {
+    const { id } = (await post("/v1/conversations", {})).json as { id: string };
+    const paced: Turn[] = [];
+    const backToBack: Turn[] = [];
+    const pacedTurns = async (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        paced.push(await runTurn(post, id, `question ${i}: how do I build this?`, { max_output_tokens: 64 }));
+        await waitForSummary(get, id);
+        reportBenchProgress("hop breakdown, paced turns", i + 1, CRITICAL_TURNS);
+      }
     };
-    return after.data
-      .filter((i) => i.role === "assistant")
-      .slice(0, CRITICAL_TURNS)
-      .map((i) => i.mol?.summary.status ?? "none");
-  };
-  let statuses = await readStatuses();
-  while (statuses.includes("pending") && performance.now() - burstEnded < 120_000) {
-    await new Promise((r) => setTimeout(r, 50));
-    statuses = await readStatuses();
-  }
-  const burstSummaries = {
-    ready: statuses.filter((s) => s === "ready").length,
-    failed: statuses.filter((s) => s === "failed").length,
-    pending: statuses.filter((s) => s === "pending").length,
-    settledAfterMs: round(performance.now() - burstEnded),
-  };
-  return { paced: paced.map((t, i) => ({ ...t, mol: mols[i] ?? t.mol })), backToBack, burstSummaries };
-});
-await tiny.stop();
-await nats.dispose();
-if (process.env.MOL_BENCH_DUMP)
-  await writeFile(process.env.MOL_BENCH_DUMP, JSON.stringify(breakdown, null, 1));
+    await pacedTurns(0, Math.floor(CRITICAL_TURNS / 2));
+    for (let i = 0; i < CRITICAL_TURNS; i++) {
+      backToBack.push(await runTurn(post, id, `follow-up ${i}: and then?`, { max_output_tokens: 64 }));
+    }
+    // The burst's summaries, deferred while it ran: each must still land (or fail, counted), and how long after.
+    const burstEnded = performance.now();
+    const readStatuses = async () => {
+      const after = (await get(`/v1/conversations/${id}/items?order=desc&limit=${CRITICAL_TURNS * 2}`)) as {
+        data: Array<{ role: string; mol?: { summary: { status: string } } }>;
+      };
+      return after.data
+        .filter((i) => i.role === "assistant")
+        .slice(0, CRITICAL_TURNS)
+        .map((i) => i.mol?.summary.status ?? "none");
+    };
+    let statuses = await readStatuses();
+    while (statuses.includes("pending") && performance.now() - burstEnded < 120_000) {
+      await new Promise((r) => setTimeout(r, 50));
+      statuses = await readStatuses();
+    }
+    const burstSummaries = {
+      ready: statuses.filter((s) => s === "ready").length,
+      failed: statuses.filter((s) => s === "failed").length,
+      pending: statuses.filter((s) => s === "pending").length,
+      settledAfterMs: round(performance.now() - burstEnded),
+    };
+    await pacedTurns(Math.floor(CRITICAL_TURNS / 2), CRITICAL_TURNS);
+    // The paced turns' records once their summaries landed (a response carries the summary as pending).
+    const byTurn = new Map<string, Mol>();
+    for (let after = ""; ;) {
+      const page = (await get(`/v1/conversations/${id}/items?order=asc&limit=100${after}`)) as {
+        data: Array<{ id: string; mol?: Mol & { turnId: string } }>;
+        has_more: boolean;
+      };
+      for (const item of page.data) if (item.mol) byTurn.set(item.mol.turnId, item.mol);
+      const last = page.data.at(-1);
+      if (!page.has_more || !last) break;
+      after = `&after=${last.id}`;
+    }
+    const withSummary = (t: Turn) => ({
+      ...t,
+      mol: byTurn.get((t.mol as { turnId?: string }).turnId ?? "") ?? t.mol,
+    });
+    return { paced: paced.map(withSummary), backToBack, burstSummaries };
+  });
+}
 
-const pick = (key: string) => breakdown.paced.map((t) => t.mol.timings[key] ?? 0);
-const route = pick("routeMs");
-const firstToken = pick("answerFirstTokenMs");
-const answer = pick("answerTotalMs");
-const summary = pick("summaryMs");
-const client = breakdown.paced.map((t) => t.clientMs);
-const backToBack = breakdown.backToBack.map((t) => t.clientMs);
-const backToBackFirstToken = breakdown.backToBack.map((t) => t.mol.timings.answerFirstTokenMs ?? 0);
-const backToBackBusy = breakdown.backToBack.map(
-  (t) => (t.mol.timings.routeMs ?? 0) + (t.mol.timings.answerTotalMs ?? 0),
-);
-const report: EdgeReport = {
-  command: describeBenchCommand("bench:edge", [
-    "MOL_BENCH_LENGTHS",
-    "MOL_BENCH_SAMPLE_TURNS",
-    "MOL_BENCH_WARMUP_TURNS",
-    "MOL_BENCH_CRITICAL_TURNS",
-    "MOL_BENCH_SUMMARY_SLOTS",
-  ]),
-  machine: collectMachineFacts(),
-  overhead,
-  httpFloorMs: httpFloor,
-  hops: {
+type Breakdown = Awaited<ReturnType<typeof measureHopBreakdown>>;
+
+function summarizeHopBreakdown(breakdown: Breakdown, model: string): HopBreakdown {
+  const pick = (key: string) => breakdown.paced.map((t) => t.mol.timings[key] ?? 0);
+  const route = pick("routeMs");
+  const firstToken = pick("answerFirstTokenMs");
+  const answer = pick("answerTotalMs");
+  const summary = pick("summaryMs");
+  const client = breakdown.paced.map((t) => t.clientMs);
+  const backToBack = breakdown.backToBack.map((t) => t.clientMs);
+  const backToBackFirstToken = breakdown.backToBack.map((t) => t.mol.timings.answerFirstTokenMs ?? 0);
+  const backToBackBusy = breakdown.backToBack.map(
+    (t) => (t.mol.timings.routeMs ?? 0) + (t.mol.timings.answerTotalMs ?? 0),
+  );
+  return {
+    model,
     turns: breakdown.paced.length,
     routeMs: { p50: round(percentile(route, 50)), p95: round(percentile(route, 95)) },
     answerFirstTokenMs: { p50: round(percentile(firstToken, 50)), p95: round(percentile(firstToken, 95)) },
@@ -295,6 +304,7 @@ const report: EdgeReport = {
     },
     // Client time outside the answer hop (route, any summary wait, and the edge's own overhead), as before.
     backToBackOverPacedP50: round(percentile(backToBack, 50) / percentile(client, 50), 3),
+    backToBackOverPacedMean: round(sum(backToBack) / backToBack.length / (sum(client) / client.length), 3),
     backToBackSummaries: breakdown.burstSummaries,
     // Route plus the summary wait the edge recorded (a turn routed to another specialist waits for the previous
     // summary), plus what back-to-back turns took beyond paced ones (a summary still busy on the answer's KV slot).
@@ -313,8 +323,70 @@ const report: EdgeReport = {
         sum(backToBack),
       3,
     ),
+  };
+}
+
+const dumps: Record<string, Breakdown> = {};
+const models = await ensureTestModels({ outDir: TEST_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH });
+const tiny = await startTestNode({
+  natsUrl: nats.url,
+  models,
+  nodeId: "bench-tiny",
+  engine: {
+    contextSize: 4096,
+    slotsPerAdapter: 4,
+    ...(SUMMARY_SLOTS === undefined ? {} : { summarySlotsPerAdapter: Number(SUMMARY_SLOTS) }),
   },
+});
+dumps.tiny = await measureHopBreakdown(nats.wsUrl);
+await tiny.stop();
+const hops = summarizeHopBreakdown(dumps.tiny, "the generated tiny llama (random weights)");
+
+// The same on SmolLM2 with the trained l0, as `npm start` serves it: there the answer, not the route, is most of a
+// turn, as on the report's model.
+const smollm2Path = CRITICAL_RUNS.includes("smollm2") ? findSmollm2Model() : undefined;
+const servedEntry = findCatalogEntry(DEFAULT_BASE_MODEL);
+const trainedRouter = servedEntry && findTrainedRouter(weightsSha256s(servedEntry));
+let hopsSmollm2: HopBreakdown | undefined;
+if (smollm2Path && trainedRouter) {
+  const smol = await startTestNode({
+    natsUrl: nats.url,
+    models: { base: smollm2Path, adapters: {} },
+    nodeId: "bench-smollm2",
+    engine: {
+      baseModelPath: smollm2Path,
+      adapters: [
+        { id: ROUTER_ADAPTER, loraPath: trainedRouter.path },
+        ...DEFAULT_ADAPTER_IDS.filter((id) => id !== ROUTER_ADAPTER).map((id) => ({ id })),
+      ],
+      threads: defaultThreadCount(availableParallelism()),
+      contextSize: 4096,
+      slotsPerAdapter: 2,
+    },
+  });
+  dumps.smollm2 = await measureHopBreakdown(nats.wsUrl);
+  await smol.stop();
+  hopsSmollm2 = summarizeHopBreakdown(dumps.smollm2, `${SMOLLM2_LABEL}, trained l0`);
+}
+await nats.dispose();
+if (process.env.MOL_BENCH_DUMP) await writeFile(process.env.MOL_BENCH_DUMP, JSON.stringify(dumps, null, 1));
+
+const report: EdgeReport = {
+  command: describeBenchCommand("bench:edge", [
+    "MOL_BENCH_LENGTHS",
+    "MOL_BENCH_SAMPLE_TURNS",
+    "MOL_BENCH_WARMUP_TURNS",
+    "MOL_BENCH_CRITICAL_TURNS",
+    "MOL_BENCH_SUMMARY_SLOTS",
+    "MOL_BENCH_CRITICAL_RUNS",
+  ]),
+  machine: collectMachineFacts(),
+  overhead,
+  httpFloorMs: httpFloor,
+  hops,
+  ...(hopsSmollm2 ? { hopsSmollm2 } : {}),
 };
+
 await writeFile(join(OUT_DIR, "edge.json"), `${JSON.stringify(report, null, 2)}\n`);
 await writeFile(join(OUT_DIR, "edge.md"), renderEdgeReport(report));
 process.stdout.write(renderEdgeReport(report));

@@ -16,30 +16,36 @@ export interface EdgeReport {
   }>;
   /** `GET /livez` client time minus the Worker's: wrangler dev's local proxying and the HTTP exchange. */
   httpFloorMs?: Pct;
-  hops: {
-    turns: number;
-    routeMs: Pct;
-    answerFirstTokenMs: Pct;
-    answerTotalMs: Pct;
-    summaryMs: Pct;
-    clientTurnMs: Pct;
-    criticalShareOfRouteAndSummary: number;
-    shareIfSummaryWereInline: number;
-    backToBackClientTurnMs: Pct;
-    backToBackAnswerFirstTokenMs?: Pct;
-    backToBackShareOfRouteAndSummary: number;
-    backToBackOverPacedP50: number;
-    backToBackShareOfRouteAndSummaryWait: number;
-    /** The back-to-back turns' summaries once the burst ended: deferred while it ran, none may be lost. */
-    backToBackSummaries?: { ready: number; failed: number; pending: number; settledAfterMs: number };
-  };
+  hops: HopBreakdown;
+  /** The same on SmolLM2 with the trained l0, when the model was on the machine. */
+  hopsSmollm2?: HopBreakdown;
+}
+
+export interface HopBreakdown {
+  /** Absent in reports written before there were two. */
+  model?: string;
+  turns: number;
+  routeMs: Pct;
+  answerFirstTokenMs: Pct;
+  answerTotalMs: Pct;
+  summaryMs: Pct;
+  clientTurnMs: Pct;
+  criticalShareOfRouteAndSummary: number;
+  shareIfSummaryWereInline: number;
+  backToBackClientTurnMs: Pct;
+  backToBackAnswerFirstTokenMs?: Pct;
+  backToBackShareOfRouteAndSummary: number;
+  backToBackOverPacedP50: number;
+  backToBackOverPacedMean?: number;
+  backToBackShareOfRouteAndSummaryWait: number;
+  /** The back-to-back turns' summaries once the burst ended: deferred while it ran, none may be lost. */
+  backToBackSummaries?: { ready: number; failed: number; pending: number; settledAfterMs: number };
 }
 
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
 
 /** The markdown half of the edge benchmark report. */
 export function renderEdgeReport(r: EdgeReport): string {
-  const h = r.hops;
   return [
     "# Edge benchmark",
     "",
@@ -73,7 +79,17 @@ export function renderEdgeReport(r: EdgeReport): string {
           "",
         ]
       : []),
-    `## Hop breakdown on the tiny model (${h.turns} routed turns, answers capped at 64 tokens)`,
+    ...renderHopBreakdown(r.hops),
+    ...(r.hopsSmollm2 ? renderHopBreakdown(r.hopsSmollm2) : []),
+    "The Macaron-V1 report gives 32 % for route + summary on its Venti model.",
+    "",
+  ].join("\n");
+}
+
+/** Where a turn's time goes on one model, for a paced client and a back-to-back one. */
+function renderHopBreakdown(h: HopBreakdown): string[] {
+  return [
+    `## Hop breakdown on ${h.model ?? "the tiny model"} (${h.turns} routed turns, answers capped at 64 tokens)`,
     "",
     renderMarkdownRow(["hop", "p50 ms", "p95 ms"]),
     renderMarkdownRow(["---", "---:", "---:"]),
@@ -93,7 +109,7 @@ export function renderEdgeReport(r: EdgeReport): string {
           `(paced ${h.answerFirstTokenMs.p50} / ${h.answerFirstTokenMs.p95} ms);`,
         ]
       : []),
-    `${h.backToBackOverPacedP50}× the paced p50; route + summary wait (recorded waits plus time beyond the paced p50)`,
+    `${h.backToBackOverPacedP50}× the paced p50${h.backToBackOverPacedMean === undefined ? "" : ` (mean: ${h.backToBackOverPacedMean}×)`}; route + summary wait (recorded waits plus time beyond the paced p50)`,
     `is ${pct(h.backToBackShareOfRouteAndSummaryWait)} of its time, and its time outside the answer hop`,
     `${pct(h.backToBackShareOfRouteAndSummary)}.`,
     ...(h.backToBackSummaries
@@ -103,9 +119,8 @@ export function renderEdgeReport(r: EdgeReport): string {
             `${h.backToBackSummaries.settledAfterMs} ms after its last answer.`,
         ]
       : []),
-    "The Macaron-V1 report gives 32 % for route + summary on its Venti model.",
     "",
-  ].join("\n");
+  ];
 }
 
 /**

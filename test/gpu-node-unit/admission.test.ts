@@ -266,4 +266,33 @@ describe("Admission's summary lane (maxConcurrentSummaries)", () => {
     (await next)();
     expect(admitted).toBe(true);
   });
+
+  it("says when a hop starts waiting where summaries run, so the engine stops holding them back", async () => {
+    let calls = 0;
+    const onWaitBehindSummaries = () => {
+      calls++;
+    };
+    const shared = new Admission({ maxConcurrent: 1, maxQueued: 10, onWaitBehindSummaries });
+    const held = await summary(shared);
+    expect(calls).toBe(0);
+    const next = turn(shared);
+    expect(calls).toBe(1);
+    held();
+    (await next)();
+    // With a lane of their own, a route or answer waiting for its lane waits for no summary.
+    calls = 0;
+    const laned = new Admission({
+      maxConcurrent: 1,
+      maxConcurrentSummaries: 1,
+      maxQueued: 10,
+      onWaitBehindSummaries,
+    });
+    const running = [await turn(laned), await summary(laned)];
+    const waiting = [turn(laned)];
+    expect(calls).toBe(0);
+    waiting.push(summary(laned));
+    expect(calls).toBe(1);
+    for (const release of running) release();
+    for (const hop of waiting) (await hop)();
+  });
 });

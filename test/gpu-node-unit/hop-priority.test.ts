@@ -75,6 +75,50 @@ describe("HopPriority", () => {
     expect(other.hurried).toBe(false);
   });
 
+  it("bounds a summary by its own deferral bound when that is below the engine's", async () => {
+    const priority = createPriority({ maxDeferralMs: 1_000 });
+    priority.beginLatency();
+    const summary = priority.beginBackground("s", { maxDeferralMs: 200 });
+    const first = summary.pause(never);
+    expect(await settledWithin(first, 199)).toBe(false);
+    expect(await settledWithin(first, 1)).toBe(true);
+    expect(await settledWithin(summary.pause(never), 0)).toBe(true);
+    expect(priority.stats()).toMatchObject({ agedOut: 1, deferredMs: 200 });
+    // And never above the engine's.
+    const long = priority.beginBackground("t", { maxDeferralMs: 5_000 });
+    const pause = long.pause(never);
+    expect(await settledWithin(pause, 999)).toBe(false);
+    expect(await settledWithin(pause, 1)).toBe(true);
+  });
+
+  it("stops pausing the summaries of a pool whose every slot a hop found busy, and only those", async () => {
+    const priority = createPriority();
+    priority.beginLatency();
+    const chatPool = { name: "chat summaries" };
+    const agentPool = { name: "agent summaries" };
+    const inChat = priority.beginBackground("chat/summary/c", { pool: chatPool }).pause(never);
+    const inAgent = priority.beginBackground("agent/summary/c", { pool: agentPool }).pause(never);
+    const extension = priority.beginBackground("l0/main/c", { counted: false, pool: chatPool });
+    const extending = extension.pause(never);
+    priority.hurryPool(chatPool);
+    expect(await settledWithin(inChat, 0)).toBe(true);
+    expect(await settledWithin(inAgent, 0)).toBe(false);
+    // A route slot's view extension is no summary: it keeps waiting for the engine to be idle.
+    expect(await settledWithin(extending, 0)).toBe(false);
+    expect(extension.hurried).toBe(false);
+  });
+
+  it("stops pausing every summary once a hop waits for the admission they hold", async () => {
+    const priority = createPriority();
+    priority.beginLatency();
+    const pauses = ["chat/summary/c", "agent/summary/d"].map((key) =>
+      priority.beginBackground(key, { pool: {} }).pause(never),
+    );
+    expect(await settledWithin(Promise.all(pauses), 100)).toBe(false);
+    priority.hurrySummaries();
+    expect(await settledWithin(Promise.all(pauses), 0)).toBe(true);
+  });
+
   it("keeps background work that is not a summary out of the summary figures", async () => {
     const priority = createPriority();
     const endRoute = priority.beginLatency();

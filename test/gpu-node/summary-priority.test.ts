@@ -94,6 +94,62 @@ describe("summaries yield to answers", () => {
     expect(Number(pauses)).toBeGreaterThan(0);
   });
 
+  it("holds a summary back only as long as it may, or until another summary finds its pool full", async () => {
+    // One summary slot for chat (a LoRA, so a pool of its own): a second summary has to wait for the first.
+    const engine = await createLlamaEngine(
+      buildTinyEngineOptions(inject("models"), { summarySlotsPerAdapter: 1, contextSize: 2048 }),
+    );
+    try {
+      const answerDone = { at: Infinity };
+      const firstChunkAt: Record<string, number> = {};
+      const summaryOf = (conversationId: string, deferrableMs?: number) =>
+        engine.generate(
+          generateRequest({
+            conversationId,
+            prompt: `${VIEW} keys and values.\nsummarize the turn above in one line:`,
+            lane: "summary",
+            maxTokens: 800,
+            constraint: forcing(LONG_SUMMARY),
+            ...(deferrableMs === undefined ? {} : { deferrableMs }),
+            onTextDelta: () => (firstChunkAt[conversationId] ??= performance.now()),
+          }),
+        );
+      let answering!: () => void;
+      const answerDecodes = new Promise<void>((resolve) => (answering = resolve));
+      const answer = engine
+        .generate(
+          generateRequest({
+            conversationId: "a",
+            prompt: `${VIEW} tell me everything.`,
+            maxTokens: 1200,
+            constraint: forcing("a cache of keys and values ".repeat(120)),
+            onTextDelta: () => answering(),
+          }),
+        )
+        .then((result) => ((answerDone.at = performance.now()), result));
+      await answerDecodes;
+      // Its own bound, 150 ms: it decodes beside the answer once that passed.
+      const bounded = summaryOf("b", 150);
+      const started = performance.now();
+      await expect.poll(() => firstChunkAt.b, { timeout: 5_000, interval: 5 }).toBeDefined();
+      expect((firstChunkAt.b ?? 0) - started).toBeGreaterThanOrEqual(140);
+      await bounded;
+      // Unbounded but for the engine's 15 s: held back until the next summary finds the one slot taken.
+      const held = summaryOf("c");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(firstChunkAt.c).toBeUndefined();
+      const next = summaryOf("d");
+      await expect.poll(() => firstChunkAt.c, { timeout: 5_000, interval: 5 }).toBeDefined();
+      expect(firstChunkAt.c).toBeLessThan(answerDone.at);
+      await Promise.all([held, next]);
+      // Every summary started while the answer still decoded: none waited for the engine to be idle.
+      await answer;
+      expect(firstChunkAt.b).toBeLessThan(answerDone.at);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("with MOL_SUMMARY_YIELD=0 the same summary keeps decoding next to the answer", async () => {
     const plain = await createLlamaEngine(
       buildTinyEngineOptions(inject("models"), { hopPriority: { enabled: false } }),

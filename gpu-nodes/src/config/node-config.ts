@@ -68,8 +68,11 @@ export const nodeEnvSchema = z
     MOL_SUMMARY_SLOTS_PER_ADAPTER: int(0, 256).optional(),
     /** Summaries pause between tokens while a route or answer runs (embedded engine); 0 turns it off. */
     MOL_SUMMARY_YIELD: z.stringbool().default(true),
-    /** Most time one summary spends paused for latency hops, in all, before it runs on regardless. */
-    MOL_SUMMARY_MAX_DEFERRAL_MS: int(0, 600_000).default(2_000),
+    /**
+     * Most time one summary spends paused for latency hops, in all, before it runs on regardless; each summary
+     * also keeps half its hop's time left to run in, and none pauses while another hop waits on it.
+     */
+    MOL_SUMMARY_MAX_DEFERRAL_MS: int(0, 600_000).default(15_000),
     MOL_MAX_WAITING_PER_ADAPTER: int(0, 1024).optional(),
     MOL_MAX_CONCURRENT: int(1, 4096).default(8),
     /** Summary hops that run at once in their own admission lane; unset = summaries share MOL_MAX_CONCURRENT. */

@@ -76,6 +76,11 @@ export interface EngineGenerateRequest {
    * never waits for it; others ignore it.
    */
   lane?: "summary";
+  /**
+   * For the summary lane: the most time, in all, the engine may hold the generation back for latency hops
+   * (hop-priority.ts), so that it still ends before its hop's deadline. Absent: the engine's own bound.
+   */
+  deferrableMs?: number | undefined;
 }
 
 export interface EngineGenerateResult {
@@ -132,5 +137,7 @@ export interface Engine {
    * prioritise. The HTTP engines do not: vLLM and llama-server batch requests on their own schedulers.
    */
   priority?(): HopPriorityStats;
+  /** A hop waits for node admission that summaries hold: the engine stops holding any summary back. */
+  hurrySummaries?(): void;
   close(): Promise<void>;
 }

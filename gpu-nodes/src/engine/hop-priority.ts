@@ -10,15 +10,21 @@
  * How: a summary's generation calls {@link BackgroundGeneration.pause} between tokens (an engine that cannot
  * pause mid-generation calls it once, before its request). It resolves at once while no latency generation is
  * active on the engine, and otherwise when the last one has ended (and `resumeAfterIdleMs` passed without a new
- * one: the gap between a turn's route and its answer is a few ms of NATS and edge work, too short to start a
- * summary's prefill in). Scope is the whole engine, not one adapter context: every context decodes on the same
- * threads.
+ * one). That idle time covers the gaps of a client writing at once: a few ms of NATS and edge work between a turn's
+ * route and its answer, ~25 ms of client and edge work between one turn's answer and the next turn's route here.
+ * A summary prefill started in such a gap cannot stop for the route that follows (one llama.cpp batch), so 25 ms
+ * was too short; a summary resumed 100 ms late costs nothing anyone waits for. Scope is the whole engine, not one
+ * adapter context: every context decodes on the same threads.
  *
- * Bounded starvation: a summary stops pausing once it was paused `maxDeferralMs` in all, or once another hop
- * queues for its KV slot ({@link HopPriority.hurry}): the next summary of the same conversation, which would
- * otherwise wait behind a paused one (and a backlog of them be refused as `overloaded`), or a latency hop on a
- * node without summary slots, which would wait for the summary it pauses. Pausing never drops or reorders a
- * summary: it only stretches its decode; the edge orders the results in the timeline as before.
+ * Bounded starvation: a summary stops pausing once it was paused `maxDeferralMs` in all (or its own, smaller bound:
+ * half the time left before its hop's deadline, so it always keeps the other half to run in), or as soon as
+ * holding it back would hold something else up: another hop queues for its KV slot ({@link HopPriority.hurry}),
+ * finds every slot of its pool busy ({@link HopPriority.hurryPool}), or waits for node admission that paused
+ * summaries hold ({@link HopPriority.hurrySummaries}). So a long bound costs nothing under load, where summaries
+ * run at once as before; it only lets an otherwise idle node keep a conversation's summaries out of the way of
+ * that conversation's back-to-back turns for as long as they come (bench:edge: a 2 s bound left a 20-turn burst
+ * 1.18-1.23x slower than paced turns, as summaries aged out mid-burst and decoded beside its answers). Pausing
+ * never drops or reorders a summary: it only stretches its decode; the edge orders the results as before.
  */
 
 export interface HopPriorityOptions {
@@ -33,8 +39,8 @@ export interface HopPriorityOptions {
 
 export const DEFAULT_HOP_PRIORITY: Omit<HopPriorityOptions, "now"> = {
   enabled: true,
-  maxDeferralMs: 2_000,
-  resumeAfterIdleMs: 25,
+  maxDeferralMs: 15_000,
+  resumeAfterIdleMs: 100,
 };
 
 export interface HopPriorityStats {
@@ -46,7 +52,7 @@ export interface HopPriorityStats {
   pauses: number;
   /** Time summaries spent paused so far, ms. */
   deferredMs: number;
-  /** Summaries that reached `maxDeferralMs` and ran on unpaused. */
+  /** Summaries that reached their deferral bound and ran on unpaused. */
   agedOut: number;
 }
 
@@ -61,6 +67,10 @@ export interface BackgroundGeneration {
 
 interface Background {
   key: string;
+  /** The slot pool its KV slot is lent from ({@link HopPriority.hurryPool}). */
+  pool: unknown;
+  /** This generation's own bound on time paused, in all (never above the engine's). */
+  maxDeferralMs: number;
   /** In the summary figures of {@link HopPriority.stats}: false for other background work. */
   counted: boolean;
   deferredMs: number;
@@ -113,9 +123,14 @@ export class HopPriority {
    * Registers a summary generation, or other background work on a slot (a route slot's view extension, see
    * create-llama-engine.ts); `key` names the KV slot it holds (adapter, lane, conversation).
    */
-  beginBackground(key: string, options: { counted?: boolean } = {}): BackgroundGeneration {
+  beginBackground(
+    key: string,
+    options: { counted?: boolean; pool?: unknown; maxDeferralMs?: number | undefined } = {},
+  ): BackgroundGeneration {
     const background: Background = {
       key,
+      pool: options.pool,
+      maxDeferralMs: Math.min(this.#options.maxDeferralMs, options.maxDeferralMs ?? Infinity),
       counted: options.counted ?? true,
       deferredMs: 0,
       hurried: false,
@@ -136,8 +151,22 @@ export class HopPriority {
 
   /** Another hop queues for the slot `key` names: summaries holding it stop pausing (and resume now). */
   hurry(key: string): void {
+    this.#hurryWhere((b) => b.key === key);
+  }
+
+  /** A hop finds every slot of `pool` busy: the summaries holding its slots stop pausing. */
+  hurryPool(pool: unknown): void {
+    this.#hurryWhere((b) => b.counted && b.pool === pool);
+  }
+
+  /** A hop waits for node admission that summaries hold too: every summary stops pausing. */
+  hurrySummaries(): void {
+    this.#hurryWhere((b) => b.counted);
+  }
+
+  #hurryWhere(match: (b: Background) => boolean): void {
     for (const b of this.#running) {
-      if (b.key !== key) continue;
+      if (!match(b)) continue;
       b.hurried = true;
       b.wake?.();
     }
@@ -150,7 +179,7 @@ export class HopPriority {
 
   async #pause(b: Background, signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
-    const budget = this.#options.maxDeferralMs - b.deferredMs;
+    const budget = b.maxDeferralMs - b.deferredMs;
     if (!this.#options.enabled || this.#open || b.hurried || budget <= 0) return;
     const started = this.#options.now();
     if (b.counted) this.#stats.pauses++;
@@ -176,7 +205,7 @@ export class HopPriority {
       b.deferredMs += paused;
       if (b.counted) {
         this.#stats.deferredMs += paused;
-        if (b.deferredMs >= this.#options.maxDeferralMs) this.#stats.agedOut++;
+        if (b.deferredMs >= b.maxDeferralMs) this.#stats.agedOut++;
       }
     }
   }

@@ -26,6 +26,11 @@ export interface AdmissionOptions {
   quantum?: number;
   /** Monotonic milliseconds, for the hop times behind `retryAfterMs`. */
   now?: () => number;
+  /**
+   * A hop starts waiting in a lane that summaries run in (theirs, or the one they share): the engine should stop
+   * holding summaries back for latency hops, since each one paused keeps its admission (hop-priority.ts).
+   */
+  onWaitBehindSummaries?: (() => void) | undefined;
 }
 
 export interface AdmissionTicket {
@@ -101,6 +106,7 @@ export class Admission {
   readonly #summaries: Lane;
   #queued = 0;
   #serviceMs = INITIAL_SERVICE_MS;
+  readonly #onWaitBehindSummaries: (() => void) | undefined;
 
   constructor(options: AdmissionOptions) {
     this.maxConcurrent = options.maxConcurrent;
@@ -113,6 +119,7 @@ export class Admission {
         : { maxConcurrent: options.maxConcurrentSummaries, inFlight: 0, active: new Map() };
     this.#quantum = options.quantum ?? 1;
     this.#now = options.now ?? (() => performance.now());
+    this.#onWaitBehindSummaries = options.onWaitBehindSummaries;
   }
 
   /** Hops admitted and not yet released, both lanes. */
@@ -174,6 +181,7 @@ export class Admission {
       queue.waiters.push(waiter);
       lane.active.set(tenantId, queue);
       this.#queued++;
+      if (lane === this.#summaries) this.#onWaitBehindSummaries?.();
     });
   }
 

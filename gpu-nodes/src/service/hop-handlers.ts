@@ -175,6 +175,8 @@ export async function serveSummaryHop(request: SummaryRequest, ctx: HopContext):
     stop: [],
     signal: ctx.signal,
     lane: "summary",
+    // Held back behind routes and answers for at most half the time left, so it keeps the rest to run in.
+    deferrableMs: Math.max(0, (request.timeoutMs - (ctx.now() - ctx.receivedAt)) / 2),
   });
   return {
     version: WIRE_VERSION,

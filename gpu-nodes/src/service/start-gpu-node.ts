@@ -57,6 +57,7 @@ export async function startGpuNode(options: GpuNodeOptions): Promise<GpuNode> {
     maxConcurrentSummaries: options.maxConcurrentSummaries,
     maxQueued: options.maxQueued ?? DEFAULT_QUEUED_PER_SLOT * maxConcurrent,
     now: options.now,
+    onWaitBehindSummaries: () => options.engine.hurrySummaries?.(),
   });
   const inFlight = new InFlightRequests();
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;

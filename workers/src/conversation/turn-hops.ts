@@ -22,8 +22,11 @@ export interface HopTimeouts {
   firstPartMs: number;
   stallMs: number;
   /**
-   * Route and summary hops answer in one message: a node that dies or hangs meanwhile is only noticed by this
-   * per-attempt deadline (capped by the harness' own), after which the hop goes to another node.
+   * Route hops answer in one message: a node that dies or hangs meanwhile is only noticed by this per-attempt
+   * deadline (capped by the harness' own), after which the hop goes to another node. Summary hops keep their
+   * harness timeout (30 s by default) instead: nothing waits on them, and a node may hold one back while
+   * routes and answers run, for up to half of it (gpu-nodes/src/engine/hop-priority.ts), so that a client's
+   * back-to-back turns never decode beside it; a node lost under a summary costs only a later summary.
    */
   replyMs: number;
 }
@@ -345,7 +348,7 @@ export async function summarizeTurn(
             adapter: specialist.adapter,
             view,
             maxTokens: specialist.summary.maxTokens,
-            timeoutMs: Math.min(specialist.summary.timeoutMs, deps.hopTimeouts.replyMs),
+            timeoutMs: specialist.summary.timeoutMs,
           },
           { subject },
         ),

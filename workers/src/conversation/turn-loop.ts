@@ -327,8 +327,9 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
 
 /**
  * Waits for the previous turn's summary when `label`'s specialist would see it, at most `maxMs` when the harness
- * sets it, else that summary hop's own bound (its harness timeout, capped by the reply deadline, per attempt):
- * the ms waited.
+ * sets it, else the summary's harness timeout capped by the reply deadline (a turn waits no longer for a summary
+ * than for a route): the ms waited. A node busy with other conversations' turns may hold that summary back
+ * meanwhile (hop-priority.ts); the wait then ends at its bound, as for a slow node.
  */
 async function waitForSummary(
   deps: TurnLoopDeps,

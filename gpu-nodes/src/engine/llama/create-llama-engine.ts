@@ -270,15 +270,22 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
       const grammar = constraint && constraint.type !== "choice" ? await grammarFor(constraint) : undefined;
       const queuedAt = options.now();
       const summaries = request.lane === "summary" ? runtime.summaries : undefined;
-      // A summary paused on the slot this request waits for would hold it up: it stops pausing.
+      // A summary paused on the slot this request waits for would hold it up: it stops pausing. So do the
+      // summaries holding a pool's slots when every one of them is busy.
       const slotKey = `${request.adapter}\u0000${summaries ? "summary" : "main"}\u0000${request.conversationId}`;
+      const pool = summaries ?? runtime.pool;
       priority.hurry(slotKey);
-      const lease = summaries
-        ? await summaries.acquire(summaryKey(request.adapter, request.conversationId), request.signal)
-        : await runtime.pool.acquire(request.conversationId, request.signal);
+      if (pool.free === 0) priority.hurryPool(pool);
+      const lease = await pool.acquire(
+        summaries ? summaryKey(request.adapter, request.conversationId) : request.conversationId,
+        request.signal,
+      );
       const queueMs = options.now() - queuedAt;
       // Registered once the slot is held, so a latency hop waiting for a summary's slot never pauses that summary.
-      const background = request.lane === "summary" ? priority.beginBackground(slotKey) : undefined;
+      const background =
+        request.lane === "summary"
+          ? priority.beginBackground(slotKey, { pool, maxDeferralMs: request.deferrableMs })
+          : undefined;
       const endLatency = background ? undefined : priority.beginLatency();
       // Alone, a route may take the router context's extra threads (summaries pause meanwhile, see above).
       const widen =
@@ -318,6 +325,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     },
 
     priority: () => priority.stats(),
+    hurrySummaries: () => priority.hurrySummaries(),
 
     snapshot() {
       return [...runtimes.values()].map((r) => ({
