@@ -44,7 +44,10 @@ const SUMMARY_SLOTS = process.env.MOL_BENCH_SUMMARY_SLOTS;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
 const KEY = "sk-bench";
 
-type Mol = { timings: Record<string, number | undefined> };
+type Mol = {
+  timings: Record<string, number | undefined>;
+  usage?: { answer?: { completionTokens: number } };
+};
 interface Turn {
   clientMs: number;
   mol: Mol;
@@ -96,6 +99,7 @@ async function runTurn(post: Post, conversation: string, input: string, extra = 
   return { clientMs: performance.now() - started, mol: (json as { mol: Mol }).mol, stages };
 }
 
+const answerTokens = (t: Turn) => t.mol.usage?.answer?.completionTokens ?? 0;
 const nodeMs = (t: Turn) => (t.mol.timings.routeNodeMs ?? 0) + (t.mol.timings.answerNodeMs ?? 0);
 /**
  * A turn's overhead by stage, from the edge's `server-timing` header (workers/src/lib/stage-timings.ts: in
@@ -223,7 +227,12 @@ async function measureHopBreakdown(natsWsUrl: string) {
     };
     await pacedTurns(0, Math.floor(CRITICAL_TURNS / 2));
     for (let i = 0; i < CRITICAL_TURNS; i++) {
-      backToBack.push(await runTurn(post, id, `follow-up ${i}: and then?`, { max_output_tokens: 64 }));
+      // The paced turns' kind of message: what a real model answers, and at what length, depends on it.
+      backToBack.push(
+        await runTurn(post, id, `question ${CRITICAL_TURNS + i}: how do I build this?`, {
+          max_output_tokens: 64,
+        }),
+      );
     }
     // The burst's summaries, deferred while it ran: each must still land (or fail, counted), and how long after.
     const burstEnded = performance.now();
@@ -305,6 +314,11 @@ function summarizeHopBreakdown(breakdown: Breakdown, model: string): HopBreakdow
     // Client time outside the answer hop (route, any summary wait, and the edge's own overhead), as before.
     backToBackOverPacedP50: round(percentile(backToBack, 50) / percentile(client, 50), 3),
     backToBackOverPacedMean: round(sum(backToBack) / backToBack.length / (sum(client) / client.length), 3),
+    // Turn times compare only at like answer lengths (a real model's vary with the message and the sampling).
+    answerTokensMean: {
+      paced: round(sum(breakdown.paced.map(answerTokens)) / breakdown.paced.length, 1),
+      backToBack: round(sum(breakdown.backToBack.map(answerTokens)) / breakdown.backToBack.length, 1),
+    },
     backToBackSummaries: breakdown.burstSummaries,
     // Route plus the summary wait the edge recorded (a turn routed to another specialist waits for the previous
     // summary), plus what back-to-back turns took beyond paced ones (a summary still busy on the answer's KV slot).

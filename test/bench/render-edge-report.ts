@@ -37,6 +37,8 @@ export interface HopBreakdown {
   backToBackShareOfRouteAndSummary: number;
   backToBackOverPacedP50: number;
   backToBackOverPacedMean?: number;
+  /** Answer tokens per turn, mean, each side: the ratios compare like with like only when these match. */
+  answerTokensMean?: { paced: number; backToBack: number };
   backToBackShareOfRouteAndSummaryWait: number;
   /** The back-to-back turns' summaries once the burst ended: deferred while it ran, none may be lost. */
   backToBackSummaries?: { ready: number; failed: number; pending: number; settledAfterMs: number };
@@ -107,6 +109,11 @@ function renderHopBreakdown(h: HopBreakdown): string[] {
       ? [
           `its answer's first token p50 ${h.backToBackAnswerFirstTokenMs.p50} ms, p95 ${h.backToBackAnswerFirstTokenMs.p95} ms`,
           `(paced ${h.answerFirstTokenMs.p50} / ${h.answerFirstTokenMs.p95} ms);`,
+        ]
+      : []),
+    ...(h.answerTokensMean
+      ? [
+          `(answers of ${h.answerTokensMean.backToBack} tokens on average, against ${h.answerTokensMean.paced} paced):`,
         ]
       : []),
     `${h.backToBackOverPacedP50}× the paced p50${h.backToBackOverPacedMean === undefined ? "" : ` (mean: ${h.backToBackOverPacedMean}×)`}; route + summary wait (recorded waits plus time beyond the paced p50)`,
