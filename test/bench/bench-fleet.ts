@@ -92,6 +92,12 @@ async function runMode(run: FleetRun, mode: "affinity" | "queue-group"): Promise
       onConversationDone: (done) =>
         reportBenchProgress(`${run.name} ${mode} (conversations)`, done, run.conversations),
     });
+    // MOL_BENCH_DUMP=<prefix>: every hop of the run, to see where each went and what it reused.
+    if (process.env.MOL_BENCH_DUMP)
+      await writeFile(
+        `${process.env.MOL_BENCH_DUMP}.${run.name}-${mode}.json`,
+        JSON.stringify(hops, null, 1),
+      );
     return summarize(mode, hops, run.turns);
   } finally {
     await edge.stop();

@@ -13,6 +13,8 @@ export interface HopSample {
   ttftMs?: number;
   /** The turn's index in its conversation, from 0. */
   turn: number;
+  /** Why the edge placed it there (warm, spill, least-loaded, queue-group). */
+  reason?: string;
 }
 
 type Usage = { promptTokens: number; cachedPromptTokens: number; completionTokens: number };
@@ -21,6 +23,7 @@ type Mol = {
   nodes: { route?: string; answer?: string };
   usage: { route?: Usage; answer?: Usage };
   timings: { routeMs?: number; answerFirstTokenMs?: number };
+  placement?: { route?: { reason: string }; answer?: { reason: string } };
 };
 
 const TOPICS = [
@@ -66,6 +69,7 @@ export async function measureFleetRun(o: {
     nodeId: string | undefined,
     usage: Usage | undefined,
     turn: number,
+    reason: string | undefined,
     ttftMs?: number,
   ) => {
     if (!usage || !nodeId) return;
@@ -82,6 +86,7 @@ export async function measureFleetRun(o: {
       cachedTokens: usage.cachedPromptTokens,
       ...(before === undefined ? {} : { idealCachedTokens: Math.min(before, usage.promptTokens - 1) }),
       ...(ttftMs === undefined ? {} : { ttftMs }),
+      ...(reason === undefined ? {} : { reason }),
     });
   };
   const conversation = async (index: number) => {
@@ -94,9 +99,18 @@ export async function measureFleetRun(o: {
         max_output_tokens: o.maxOutputTokens ?? 32,
         ...(o.model ? { model: o.model } : {}),
       });
-      record("route", id, "l0", mol.nodes.route, mol.usage.route, turn);
+      record("route", id, "l0", mol.nodes.route, mol.usage.route, turn, mol.placement?.route?.reason);
       const ttft = (mol.timings.routeMs ?? 0) + (mol.timings.answerFirstTokenMs ?? 0);
-      record("answer", id, mol.label, mol.nodes.answer, mol.usage.answer, turn, ttft);
+      record(
+        "answer",
+        id,
+        mol.label,
+        mol.nodes.answer,
+        mol.usage.answer,
+        turn,
+        mol.placement?.answer?.reason,
+        ttft,
+      );
     }
   };
   let next = 0;
