@@ -93,6 +93,38 @@ async function withEdge<T>(natsWsUrl: string, use: (post: Post, get: Get, url: s
   }
 }
 
+const TASKS = [
+  "set up a home network",
+  "plan a vegetable garden",
+  "learn to read sheet music",
+  "train for a 10 km run",
+  "organise a small conference",
+  "write a cover letter",
+  "bake sourdough bread",
+  "choose a used car",
+  "start a podcast",
+  "keep a budget",
+  "repaint a bedroom",
+  "prepare for a job interview",
+  "teach a child to ride a bike",
+  "back up my photos",
+  "learn a second language",
+];
+
+/**
+ * The n-th user message: open-ended questions, every one different, so a real model answers each at length (asked
+ * the same question over and over, SmolLM2 fell into a 13-token rut), from one list for paced and back-to-back turns
+ * alike (even n paced, odd n back to back; an odd count of tasks, so each side asks every one): the two sides
+ * compare at like answer lengths.
+ */
+function benchQuestion(n: number): string {
+  const task = TASKS[n % TASKS.length] as string;
+  const round = Math.floor(n / TASKS.length);
+  return round === 0
+    ? `How do I ${task}? Explain it step by step.`
+    : `How do I ${task}, part ${round + 1}? Explain it step by step.`;
+}
+
 async function runTurn(post: Post, conversation: string, input: string, extra = {}): Promise<Turn> {
   const started = performance.now();
   const { json, stages } = await post("/v1/responses", { conversation, input, ...extra });
@@ -220,19 +252,14 @@ async function measureHopBreakdown(natsWsUrl: string) {
     const backToBack: Turn[] = [];
     const pacedTurns = async (from: number, to: number) => {
       for (let i = from; i < to; i++) {
-        paced.push(await runTurn(post, id, `question ${i}: how do I build this?`, { max_output_tokens: 64 }));
+        paced.push(await runTurn(post, id, benchQuestion(2 * i), { max_output_tokens: 64 }));
         await waitForSummary(get, id);
         reportBenchProgress("hop breakdown, paced turns", i + 1, CRITICAL_TURNS);
       }
     };
     await pacedTurns(0, Math.floor(CRITICAL_TURNS / 2));
     for (let i = 0; i < CRITICAL_TURNS; i++) {
-      // The paced turns' kind of message: what a real model answers, and at what length, depends on it.
-      backToBack.push(
-        await runTurn(post, id, `question ${CRITICAL_TURNS + i}: how do I build this?`, {
-          max_output_tokens: 64,
-        }),
-      );
+      backToBack.push(await runTurn(post, id, benchQuestion(2 * i + 1), { max_output_tokens: 64 }));
     }
     // The burst's summaries, deferred while it ran: each must still land (or fail, counted), and how long after.
     const burstEnded = performance.now();
