@@ -38,7 +38,7 @@ const SMOL_CONCURRENCY = Number(process.env.MOL_BENCH_SMOL_CONCURRENCY ?? 3);
 /** Bytes of each SmolLM2 user message: under a quarter of the view budget (the limit), ~500 tokens. */
 const SMOL_MESSAGE_BYTES = Number(process.env.MOL_BENCH_SMOL_MESSAGE_BYTES ?? 2_000);
 /** Enough for four such messages and the system prompt in one view, uncompacted (view bytes ≤ tokens). */
-const SMOL_CONTEXT = 10_240;
+const SMOL_CONTEXT = Number(process.env.MOL_BENCH_SMOL_CONTEXT ?? 10_240);
 /**
  * `mol:<label>` pins every SmolLM2 turn to one specialist: a specialist's view shows its own turns whole and the
  * others' as summaries, so only a pinned conversation grows its view to all four messages (no route hop then).
@@ -237,6 +237,7 @@ async function writeReport(results: FleetModeResult[]): Promise<string> {
       "MOL_BENCH_SMOL_CONCURRENCY",
       "MOL_BENCH_SMOL_MESSAGE_BYTES",
       "MOL_BENCH_SMOL_MODEL",
+      "MOL_BENCH_SMOL_CONTEXT",
     ]),
     machine: collectMachineFacts(),
     settings: {
