@@ -22,9 +22,10 @@
  * finds every slot of its pool busy ({@link HopPriority.hurryPool}), or waits for node admission that paused
  * summaries hold ({@link HopPriority.hurrySummaries}). So a long bound costs nothing under load, where summaries
  * run at once as before; it only lets an otherwise idle node keep a conversation's summaries out of the way of
- * that conversation's back-to-back turns for as long as they come (bench:edge: a 2 s bound left a 20-turn burst
- * 1.18-1.23x slower than paced turns, as summaries aged out mid-burst and decoded beside its answers). Pausing
- * never drops or reorders a summary: it only stretches its decode; the edge orders the results as before.
+ * that conversation's back-to-back turns for as long as it may (bench:edge on SmolLM2: with a 2 s bound a 20-turn
+ * burst ran 1.41-1.67x slower than paced turns, as summaries aged out mid-burst and decoded beside its answers;
+ * 1.18-1.23x with this). Pausing never drops or reorders a summary: it only stretches its decode; the edge orders
+ * the results as before.
  */
 
 export interface HopPriorityOptions {

@@ -26,7 +26,7 @@ export interface HopTimeouts {
    * deadline (capped by the harness' own), after which the hop goes to another node. Summary hops keep their
    * harness timeout (30 s by default) instead: nothing waits on them, and a node may hold one back while
    * routes and answers run, for up to half of it (gpu-nodes/src/engine/hop-priority.ts), so that a client's
-   * back-to-back turns never decode beside it; a node lost under a summary costs only a later summary.
+   * back-to-back turns seldom decode beside it; a node lost under a summary costs only a later summary.
    */
   replyMs: number;
 }
