@@ -27,8 +27,9 @@ import { createMemoryLogger, startTestNode } from "../harness/start-test-node.ts
 import { createInstantEngine } from "./create-instant-engine.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { renderEdgeReport, type EdgeReport, type HopBreakdown } from "./render-edge-report.ts";
-import { percentile, round, sum } from "./stats.ts";
+import { mean, percentile, round, sum } from "./stats.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
+import { listAllItems } from "./reconcile-soak.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 import { parseServerTiming, type StageTimings } from "../../workers/src/lib/stage-timings.ts";
 
@@ -45,6 +46,7 @@ const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "r
 const KEY = "sk-bench";
 
 type Mol = {
+  turnId?: string;
   timings: Record<string, number | undefined>;
   usage?: { answer?: { completionTokens: number } };
 };
@@ -285,21 +287,9 @@ async function measureHopBreakdown(natsWsUrl: string) {
     };
     await pacedTurns(Math.floor(CRITICAL_TURNS / 2), CRITICAL_TURNS);
     // The paced turns' records once their summaries landed (a response carries the summary as pending).
-    const byTurn = new Map<string, Mol>();
-    for (let after = ""; ;) {
-      const page = (await get(`/v1/conversations/${id}/items?order=asc&limit=100${after}`)) as {
-        data: Array<{ id: string; mol?: Mol & { turnId: string } }>;
-        has_more: boolean;
-      };
-      for (const item of page.data) if (item.mol) byTurn.set(item.mol.turnId, item.mol);
-      const last = page.data.at(-1);
-      if (!page.has_more || !last) break;
-      after = `&after=${last.id}`;
-    }
-    const withSummary = (t: Turn) => ({
-      ...t,
-      mol: byTurn.get((t.mol as { turnId?: string }).turnId ?? "") ?? t.mol,
-    });
+    const items = await listAllItems<{ id: string; mol?: Mol }>(get, id);
+    const byTurn = new Map(items.flatMap((i) => (i.mol?.turnId ? [[i.mol.turnId, i.mol] as const] : [])));
+    const withSummary = (t: Turn) => ({ ...t, mol: byTurn.get(t.mol.turnId ?? "") ?? t.mol });
     return { paced: paced.map(withSummary), backToBack, burstSummaries };
   });
 }
@@ -340,11 +330,11 @@ function summarizeHopBreakdown(breakdown: Breakdown, model: string): HopBreakdow
     },
     // Client time outside the answer hop (route, any summary wait, and the edge's own overhead), as before.
     backToBackOverPacedP50: round(percentile(backToBack, 50) / percentile(client, 50), 3),
-    backToBackOverPacedMean: round(sum(backToBack) / backToBack.length / (sum(client) / client.length), 3),
+    backToBackOverPacedMean: round(mean(backToBack) / mean(client), 3),
     // Turn times compare only at like answer lengths (a real model's vary with the message and the sampling).
     answerTokensMean: {
-      paced: round(sum(breakdown.paced.map(answerTokens)) / breakdown.paced.length, 1),
-      backToBack: round(sum(breakdown.backToBack.map(answerTokens)) / breakdown.backToBack.length, 1),
+      paced: round(mean(breakdown.paced.map(answerTokens)), 1),
+      backToBack: round(mean(breakdown.backToBack.map(answerTokens)), 1),
     },
     backToBackSummaries: breakdown.burstSummaries,
     // Route plus the summary wait the edge recorded (a turn routed to another specialist waits for the previous
@@ -383,8 +373,8 @@ dumps.tiny = await measureHopBreakdown(nats.wsUrl);
 await tiny.stop();
 const hops = summarizeHopBreakdown(dumps.tiny, "the generated tiny llama (random weights)");
 
-// The same on SmolLM2 with the trained l0, as `npm start` serves it: there the answer, not the route, is most of a
-// turn, as on the report's model.
+// The same on SmolLM2 with the trained l0 (the specialists on the bare base): there the answer, not the route, is
+// most of a turn, as on the report's model.
 const smollm2Path = CRITICAL_RUNS.includes("smollm2") ? findSmollm2Model() : undefined;
 const servedEntry = findCatalogEntry(DEFAULT_BASE_MODEL);
 const trainedRouter = servedEntry && findTrainedRouter(weightsSha256s(servedEntry));
@@ -395,7 +385,6 @@ if (smollm2Path && trainedRouter) {
     models: { base: smollm2Path, adapters: {} },
     nodeId: "bench-smollm2",
     engine: {
-      baseModelPath: smollm2Path,
       adapters: [
         { id: ROUTER_ADAPTER, loraPath: trainedRouter.path },
         ...DEFAULT_ADAPTER_IDS.filter((id) => id !== ROUTER_ADAPTER).map((id) => ({ id })),

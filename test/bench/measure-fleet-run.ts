@@ -62,16 +62,18 @@ export async function measureFleetRun(o: {
   };
   const samples: HopSample[] = [];
   const previous = new Map<string, number>();
+  /** One hop of a turn, from the turn's `mol`: its node, usage and placement reason sit under the hop's name. */
   const record = (
     hop: HopSample["hop"],
     conversation: string,
     adapter: string,
-    nodeId: string | undefined,
-    usage: Usage | undefined,
     turn: number,
-    reason: string | undefined,
+    mol: Mol,
     ttftMs?: number,
   ) => {
+    const nodeId = mol.nodes[hop];
+    const usage = mol.usage[hop];
+    const reason = mol.placement?.[hop]?.reason;
     if (!usage || !nodeId) return;
     const key = `${conversation}|${adapter}`;
     const before = previous.get(key);
@@ -99,18 +101,9 @@ export async function measureFleetRun(o: {
         max_output_tokens: o.maxOutputTokens ?? 32,
         ...(o.model ? { model: o.model } : {}),
       });
-      record("route", id, "l0", mol.nodes.route, mol.usage.route, turn, mol.placement?.route?.reason);
+      record("route", id, "l0", turn, mol);
       const ttft = (mol.timings.routeMs ?? 0) + (mol.timings.answerFirstTokenMs ?? 0);
-      record(
-        "answer",
-        id,
-        mol.label,
-        mol.nodes.answer,
-        mol.usage.answer,
-        turn,
-        mol.placement?.answer?.reason,
-        ttft,
-      );
+      record("answer", id, mol.label, turn, mol, ttft);
     }
   };
   let next = 0;

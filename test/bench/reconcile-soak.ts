@@ -26,13 +26,17 @@ type Get = (path: string) => Promise<unknown>;
 const turnKey = (responseId: string) => responseId.replace(/^resp_turn_/, "");
 const textOf = (item: Item | undefined) => item?.content?.[0]?.text;
 
-async function listAllItems(get: Get, conversation: string): Promise<Item[]> {
-  const items: Item[] = [];
+/** Every item of a conversation, oldest first, page by page through the public API. */
+export async function listAllItems<T extends { id: string } = Item>(
+  get: Get,
+  conversation: string,
+): Promise<T[]> {
+  const items: T[] = [];
   let after: string | null = null;
   for (;;) {
     const query: string = `order=asc&limit=100${after ? `&after=${after}` : ""}`;
     const page = (await get(`/v1/conversations/${conversation}/items?${query}`)) as {
-      data: Item[];
+      data: T[];
       has_more: boolean;
       last_id: string | null;
     };

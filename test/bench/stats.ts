@@ -10,4 +10,6 @@ export function sum(values: readonly number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
 
+export const mean = (values: readonly number[]): number => sum(values) / values.length;
+
 export const round = (value: number, digits = 2): number => Number(value.toFixed(digits));

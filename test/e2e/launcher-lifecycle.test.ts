@@ -111,39 +111,35 @@ async function expectAllGone(started: Launch, timeoutMs: number): Promise<void> 
 }
 
 /**
- * Until the launcher says nats-server is up and the sampler of its descendants has seen it: the line can come
- * first, and a test that checks the process was there would race its signal.
+ * Until the launcher prints `line` and the sampler of its descendants has seen each of `processes`: the line can
+ * come first, and a test that checks the processes were there would race its signal.
  */
-async function untilNatsServerUp(started: Launch): Promise<void> {
+async function untilLaunched(
+  started: Launch,
+  line: { text: string; what: string },
+  processes: readonly string[],
+): Promise<void> {
+  await waitFor(() => started.output.stdout.includes(line.text), 240_000, line.what, started);
   await waitFor(
-    () => started.output.stdout.includes("nats-server up"),
-    240_000,
-    "the nats-server line",
-    started,
-  );
-  await waitFor(
-    () => [...started.seen.values()].includes("nats-server"),
+    () => processes.every((name) => [...started.seen.values()].includes(name)),
     5_000,
-    "nats-server among the descendants",
+    `${processes.join(", ")} among the descendants`,
     started,
   );
 }
 
+/** Until nats-server is up, the first thing the launcher starts. */
+const untilNatsServerUp = (started: Launch) =>
+  untilLaunched(started, { text: "nats-server up", what: "the nats-server line" }, ["nats-server"]);
+
 describe("the local launcher (npm start)", () => {
   it("stops nats-server, the GPU node and wrangler's workerd on SIGINT, and frees its ports", async () => {
     const started = await launch();
-    await waitFor(
-      () => started.output.stdout.includes("[molmesh] ready:"),
-      240_000,
-      "the ready line",
-      started,
-    );
-    await waitFor(
-      () => ["nats-server", "workerd", "node"].every((name) => [...started.seen.values()].includes(name)),
-      5_000,
-      "nats-server, workerd and a node among the descendants",
-      started,
-    );
+    await untilLaunched(started, { text: "[molmesh] ready:", what: "the ready line" }, [
+      "nats-server",
+      "workerd",
+      "node",
+    ]);
     started.child.kill("SIGINT");
 
     await expectAllGone(started, 30_000);
