@@ -6,6 +6,7 @@ import {
   type NodeStatus,
 } from "../../schema/wire/v1/index.ts";
 import { placeHop, type HopPlacement } from "../../workers/src/conversation/place-hop.ts";
+import { PlacementLedger, estimatePromptTokens } from "../../workers/src/fleet/placement-ledger.ts";
 
 /** One node that holds the conversation's warm KV for "chat". */
 const warmNode: NodeStatus = {
@@ -62,5 +63,43 @@ describe("placing a hop", () => {
     expect(placed.reason).toBe("queue-group");
     // Not even asked: in the baseline only the conversation object reads the fleet, for the served chat format.
     expect(reads).toBe(0);
+  });
+
+  it("counts a long answer as held by its node: the next turn stays warm with a summary running beside it", async () => {
+    const ledger = new PlacementLedger(() => 0);
+    let fleet: NodeStatus[] = [warmNode];
+    const placement: HopPlacement = {
+      nodes: () => Promise.resolve(fleet),
+      heldTokens: (c, a, h) => ledger.heldTokens(c, a, h),
+      notePlacement: (hop) => ledger.record(hop),
+    };
+    const answer = "word ".repeat(1_000);
+    const turn = async (prompt: string) =>
+      placeHop(
+        {
+          placement,
+          hop: "answer",
+          adapter: "chat",
+          conversationId: "c1",
+          promptTokens: estimatePromptTokens(prompt),
+          canRetry: () => false,
+        },
+        () => Promise.resolve({ text: answer }),
+        (answered) => estimatePromptTokens(prompt + answered.text),
+      );
+    const firstPrompt = "user: tell me a long story\n".repeat(40);
+    expect((await turn(firstPrompt)).placement.reason).toBe("warm");
+    // The warm node now decodes that turn's summary; an idle node joined. The new prompt repeats the answer.
+    const cold = {
+      ...warmNode,
+      nodeId: "n2",
+      adapters: warmNode.adapters.map((a) => ({ ...a, warmConversations: [] })),
+    };
+    fleet = [{ ...warmNode, inFlight: 1 }, cold];
+    const next = await turn(`${firstPrompt}${answer}\nuser: and then?\n`);
+    expect(next.placement).toEqual({ reason: "warm", attempts: [] });
+    expect(ledger.heldTokens("c1", "chat", "answer")).toBe(
+      estimatePromptTokens(`${firstPrompt}${answer}\nuser: and then?\n${answer}`),
+    );
   });
 });

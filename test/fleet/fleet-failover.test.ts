@@ -242,7 +242,7 @@ describe("a fleet of GPU node processes", () => {
         expect(takeover.atChar).toBeGreaterThan(0);
         completed.push(`${victim.nodeId}→${takeover.toNode}@${takeover.atChar}`);
       } else {
-        expect(streamed.mol?.nodes.answer).toBe(victim.nodeId);
+        expect(streamed.mol?.nodes.answer, JSON.stringify(streamed.mol?.placement)).toBe(victim.nodeId);
       }
       await topUp();
       answering = streamed.mol?.nodes.answer as string;

@@ -41,10 +41,25 @@ describe("PlacementLedger", () => {
     const ledger = new PlacementLedger(() => 0);
     ledger.record({ ...hop("a"), promptTokens: 1_200 });
     ledger.record({ ...hop("a"), hop: "summary", promptTokens: 1_500 });
-    expect(ledger.lastPromptTokens("c1", "chat", "answer")).toBe(1_200);
-    expect(ledger.lastPromptTokens("c1", "chat", "route")).toBe(1_200);
-    expect(ledger.lastPromptTokens("c1", "chat", "summary")).toBe(1_500);
-    expect(ledger.lastPromptTokens("c2", "chat", "answer")).toBeUndefined();
+    expect(ledger.heldTokens("c1", "chat", "answer")).toBe(1_200);
+    expect(ledger.heldTokens("c1", "chat", "route")).toBe(1_200);
+    expect(ledger.heldTokens("c1", "chat", "summary")).toBe(1_500);
+    expect(ledger.heldTokens("c2", "chat", "answer")).toBeUndefined();
+  });
+
+  it("counts what an answered hop generated as held, and only for the pair's latest hop", () => {
+    const ledger = new PlacementLedger(() => 0);
+    const settleFirst = ledger.record({ ...hop("a"), promptTokens: 300 });
+    settleFirst(1_300);
+    expect(ledger.heldTokens("c1", "chat", "answer")).toBe(1_300);
+    const settleFailed = ledger.record({ ...hop("b"), promptTokens: 1_320 });
+    settleFailed();
+    expect(ledger.heldTokens("c1", "chat", "answer")).toBe(1_320);
+    // A late settle of an earlier hop does not overwrite what the newer one left.
+    const settleOld = ledger.record({ ...hop("a"), promptTokens: 1_400 });
+    ledger.record({ ...hop("b"), promptTokens: 1_500 });
+    settleOld(2_000);
+    expect(ledger.heldTokens("c1", "chat", "answer")).toBe(1_500);
   });
 
   it("estimates prompt tokens at four characters each", () => {

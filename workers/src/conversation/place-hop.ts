@@ -57,6 +57,11 @@ export interface PlaceHopQuestion {
 export async function placeHop<T>(
   q: PlaceHopQuestion,
   call: (subject: string, attempt: number, target: HopTargetNode) => Promise<T>,
+  /**
+   * What the node holds of the pair once the hop answered, in estimatePromptTokens units: its prompt and the text
+   * it generated. Absent: the prompt alone.
+   */
+  heldTokens?: (value: T) => number,
 ): Promise<{ value: T; placement: Placement }> {
   const failed = new Set<string>();
   const attempts: Placement["attempts"] = [];
@@ -64,7 +69,7 @@ export async function placeHop<T>(
     // Without fleet information (or for the queue-group baseline) the hop still runs, on the queue group.
     const nodes =
       q.placement.picksNodes === false ? [] : await q.placement.nodes().catch((): NodeStatus[] => []);
-    const warmTokens = q.placement.lastPromptTokens?.(q.conversationId, q.adapter, q.hop);
+    const warmTokens = q.placement.heldTokens?.(q.conversationId, q.adapter, q.hop);
     const recentHops = q.placement.recentHops?.();
     const choice = chooseNode({
       nodes,
@@ -89,11 +94,13 @@ export async function placeHop<T>(
     const subject = choice.nodeId
       ? buildNodeHopSubject(choice.nodeId, q.hop, q.placement.subjectPrefix)
       : buildHopSubject(q.hop, q.placement.subjectPrefix);
+    let held: number | undefined;
     try {
       const node = nodes.find((n) => n.nodeId === choice.nodeId);
       const value = await call(subject, attempt, {
         queuesByTenant: node?.features.includes(TENANT_QUEUE_FEATURE) ?? false,
       });
+      held = heldTokens?.(value);
       const spill = choice.spilledFrom ? { spilledFrom: choice.spilledFrom } : {};
       return { value, placement: { reason: choice.reason, ...spill, attempts } };
     } catch (error) {
@@ -103,7 +110,7 @@ export async function placeHop<T>(
       attempts.push({ ...(choice.nodeId ? { nodeId: choice.nodeId } : {}), code });
       if (choice.nodeId) failed.add(choice.nodeId);
     } finally {
-      settle?.();
+      settle?.(held);
     }
   }
 }

@@ -284,6 +284,10 @@ export async function runAnswerHop(deps: HopDeps, q: AnswerQuestion): Promise<Ti
       }
       throw new ProtocolError("answer stream ended without a finish part");
     },
+    // The node that answered last holds the prompt it was sent and what it generated: after a takeover the text
+    // streamed before it too, since it was sent that as a continuation.
+    (answered) =>
+      estimatePromptTokens(q.prompt + prefix + (takeovers.length > 0 ? streamed : answered.part.text)),
   );
   const ended = deps.now();
   // A continuing node's own text is only what it added; the answer is everything the client was sent.

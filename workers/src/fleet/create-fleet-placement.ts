@@ -51,7 +51,7 @@ export function createFleetPlacement(options: {
       return fleet.nodes();
     },
     recentHops: () => ledger.recentHops((nodeId) => fleet.seenAt(nodeId)),
-    lastPromptTokens: (conversationId, adapter, hop) => ledger.lastPromptTokens(conversationId, adapter, hop),
+    heldTokens: (conversationId, adapter, hop) => ledger.heldTokens(conversationId, adapter, hop),
     notePlacement: (hop) => ledger.record(hop),
   };
 }

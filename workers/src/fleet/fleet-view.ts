@@ -58,11 +58,12 @@ export interface HopPlacement {
   subjectPrefix?: string | undefined;
   /** Hops placed on each node since its last heartbeat (see PlacementLedger); absent: none counted. */
   recentHops?(): ReadonlyMap<string, number>;
-  /** The prompt tokens of the last hop placed for (conversation, adapter): what its warm node holds. */
-  lastPromptTokens?(conversationId: string, adapter: string, hop: Hop): number | undefined;
+  /** What the warm node of (conversation, adapter) holds in tokens: its last hop's prompt and generated text. */
+  heldTokens?(conversationId: string, adapter: string, hop: Hop): number | undefined;
   /**
    * Told of each hop as it is sent to a node, before the node's next heartbeat can show it; the function it
-   * returns is called when that hop ends (answered or failed), so only hops still running count as load.
+   * returns is called when that hop ends (answered or failed), so only hops still running count as load, with
+   * what the node then holds of the pair when the hop answered.
    */
-  notePlacement?(hop: PlacedHop): () => void;
+  notePlacement?(hop: PlacedHop): (heldTokens?: number) => void;
 }

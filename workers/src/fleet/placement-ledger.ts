@@ -21,8 +21,11 @@ export interface PlacedHop {
  * own placements since that node's last beat spreads them (an optimistic increment, corrected by the next beat).
  * A hop counts only until it settles: a finished hop is no longer work on that node, and counting it would make
  * the warm node of a conversation look busy with its own last turn and send the next turn elsewhere.
- * It also remembers each (conversation, adapter)'s last prompt size (a summary's apart): what the warm node's KV now holds, since
- * views only grow at their end.
+ * It also remembers, per (conversation, adapter) (a summary's apart), what the warm node's KV now holds: the last
+ * hop's prompt, and once that hop answered, the text it generated too, since the engine keeps a sequence's generated
+ * tokens and the next view repeats them (views only grow at their end). Counting the prompt alone made a warm
+ * node after a long answer look as if it lacked that whole answer: with a summary running beside it, its estimate
+ * passed a cold node's and the next turn spilled, throwing away the KV.
  *
  * One per isolate (see createFleetPlacement): conversation objects that share an isolate see each other's
  * placements; across isolates only heartbeats carry load, as before.
@@ -30,14 +33,17 @@ export interface PlacedHop {
 export class PlacementLedger {
   readonly #now: () => number;
   readonly #placedAt = new Map<string, Placement[]>();
-  readonly #promptTokens = new Map<string, number>();
+  readonly #heldTokens = new Map<string, { tokens: number }>();
 
   constructor(now: () => number) {
     this.#now = now;
   }
 
-  /** Records a hop sent to a node; the returned function settles it (call it when the hop ends, however). */
-  record(hop: PlacedHop): () => void {
+  /**
+   * Records a hop sent to a node; the returned function settles it (call it when the hop ends, however), with
+   * `heldTokens` when the hop answered: what the node's KV then holds of the pair, in the prompt's estimate units.
+   */
+  record(hop: PlacedHop): (heldTokens?: number) => void {
     const now = this.#now();
     const placements = (this.#placedAt.get(hop.nodeId) ?? []).filter(
       (p) => !p.settled && now - p.at <= RECENT_HOP_WINDOW_MS,
@@ -46,14 +52,17 @@ export class PlacementLedger {
     placements.push(placement);
     this.#placedAt.set(hop.nodeId, placements);
     const pair = pairKey(hop.conversationId, hop.adapter, hop.hop);
-    this.#promptTokens.delete(pair);
-    this.#promptTokens.set(pair, hop.promptTokens);
-    if (this.#promptTokens.size > MAX_REMEMBERED_PAIRS) {
-      const oldest = this.#promptTokens.keys().next();
-      if (oldest.done !== true) this.#promptTokens.delete(oldest.value);
+    const held = { tokens: hop.promptTokens };
+    this.#heldTokens.delete(pair);
+    this.#heldTokens.set(pair, held);
+    if (this.#heldTokens.size > MAX_REMEMBERED_PAIRS) {
+      const oldest = this.#heldTokens.keys().next();
+      if (oldest.done !== true) this.#heldTokens.delete(oldest.value);
     }
-    return () => {
+    return (heldTokens) => {
       placement.settled = true;
+      // Only this hop's own entry: a later hop of the pair has replaced it with its own prompt.
+      if (heldTokens !== undefined) held.tokens = Math.max(held.tokens, heldTokens);
     };
   }
 
@@ -71,9 +80,9 @@ export class PlacementLedger {
     return counts;
   }
 
-  /** The prompt tokens of the last hop placed for this (conversation, adapter), if this edge placed one. */
-  lastPromptTokens(conversationId: string, adapter: string, hop: Hop): number | undefined {
-    return this.#promptTokens.get(pairKey(conversationId, adapter, hop));
+  /** What the node of the last hop placed for this (conversation, adapter) holds, if this edge placed one. */
+  heldTokens(conversationId: string, adapter: string, hop: Hop): number | undefined {
+    return this.#heldTokens.get(pairKey(conversationId, adapter, hop))?.tokens;
   }
 }
 
