@@ -29,7 +29,22 @@ export function readMaxUserMessageBytes(harness: HarnessDocument): number {
   return Math.floor(Math.min(...budgets) * MAX_USER_MESSAGE_BUDGET_SHARE);
 }
 
+/**
+ * Rooms by harness document: a room depends on the document alone, and views ask for it on every event of every
+ * adapter (a quarter of a millisecond a turn of the edge's CPU in a workerd profile, re-measuring the same lines).
+ * Harness documents are never changed once parsed: a new document is a new object, measured afresh.
+ */
+const measuredRooms = new WeakMap<HarnessDocument, Map<string, ViewRoom>>();
+
 export function measureViewRoom(harness: HarnessDocument, adapter: string): ViewRoom {
+  let rooms = measuredRooms.get(harness);
+  if (!rooms) measuredRooms.set(harness, (rooms = new Map<string, ViewRoom>()));
+  let room = rooms.get(adapter);
+  if (!room) rooms.set(adapter, (room = Object.freeze(computeViewRoom(harness, adapter))));
+  return room;
+}
+
+function computeViewRoom(harness: HarnessDocument, adapter: string): ViewRoom {
   const { templates, router } = harness;
   const lineEndBytes = countUtf8Bytes(templates.lineEnd);
   const maxLabelBytes = Math.max(...router.labels.map(countUtf8Bytes));

@@ -34,6 +34,7 @@ export class ConversationTimeline implements Timeline {
   /** `throughSeq` of the stored views. */
   #snapshotSeq: number;
   readonly #recent: RecentEvents;
+  readonly #turns = new TurnEvents();
 
   constructor(store: ConversationStore, harness: HarnessDocument, harnessHash: string) {
     this.#store = store;
@@ -68,8 +69,16 @@ export class ConversationTimeline implements Timeline {
     return stored;
   }
 
+  /**
+   * A turn's events. The turn loop builds its record from them five times a turn (start, finish, outbox, summary,
+   * charge), each a query and a row mapping; a turn read once is kept, and grown by the events that then pass
+   * through this timeline (appended here, or caught up from another instance sharing the store).
+   */
   readTurn(turnId: string): StoredTimelineEvent[] {
-    return this.#store.readTurn(turnId);
+    this.#catchUp();
+    // Emptied under us (the conversation was deleted): the store says what is left, nothing kept here.
+    if (this.#store.lastSeq() < this.#throughSeq) this.#turns.clear();
+    return this.#turns.read(turnId, this.#throughSeq, () => this.#store.readTurn(turnId));
   }
 
   routePrompt(next: readonly TimelineEvent[] = []): string {
@@ -138,6 +147,7 @@ export class ConversationTimeline implements Timeline {
   #apply(event: StoredTimelineEvent): void {
     this.#views = applyEventToViews(this.#views, event, this.#harness);
     this.#recent.see(event);
+    this.#turns.see(event);
   }
 
   #saveViews(): void {
@@ -192,6 +202,39 @@ class RecentEvents {
       this.#latest.set(event.type as LatestType, event);
     if ((PLACEMENT_TYPES as readonly string[]).includes(event.type))
       this.placements = [event, ...this.placements].slice(0, PLACEMENT_LOOKBACK);
+  }
+}
+
+/** Turns whose events are kept: the running one and the one whose summary may still land. */
+const KEPT_TURNS = 4;
+
+/**
+ * The events of the few turns read lately. An entry is the store's answer at `throughSeq`, then every event of
+ * that turn the timeline applies after it: the timeline applies each stored event once it catches up, so an entry
+ * stays what the store would say.
+ */
+class TurnEvents {
+  readonly #kept = new Map<string, { events: StoredTimelineEvent[]; seq: number }>();
+
+  read(turnId: string, throughSeq: number, load: () => StoredTimelineEvent[]): StoredTimelineEvent[] {
+    let entry = this.#kept.get(turnId);
+    if (!entry) {
+      entry = { events: load(), seq: throughSeq };
+      this.#kept.set(turnId, entry);
+      if (this.#kept.size > KEPT_TURNS) this.#kept.delete(this.#kept.keys().next().value as string);
+    }
+    return [...entry.events];
+  }
+
+  see(event: StoredTimelineEvent): void {
+    const entry = this.#kept.get(event.turnId);
+    if (!entry || event.seq <= entry.seq) return;
+    entry.events.push(event);
+    entry.seq = event.seq;
+  }
+
+  clear(): void {
+    this.#kept.clear();
   }
 }
 
