@@ -8,7 +8,6 @@
 import { writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { connect } from "@nats-io/transport-node";
 import { DEFAULT_ADAPTER_IDS, ROUTER_ADAPTER } from "../../schema/wire/v1/index.ts";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
 import {
@@ -19,12 +18,11 @@ import {
 import { findTrainedRouter } from "../../gpu-nodes/tools/models/find-trained-router.ts";
 import { SMOLLM2_LABEL, findSmollm2Model } from "../harness/find-smollm2-model.ts";
 import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
-import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { spawnBenchEdge } from "./spawn-bench-edge.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
-import { createMemoryLogger, startTestNode } from "../harness/start-test-node.ts";
-import { createInstantEngine } from "./create-instant-engine.ts";
+import { startTestNode } from "../harness/start-test-node.ts";
+import { startInstantNode } from "./start-instant-node.ts";
 import { collectMachineFacts } from "./machine-facts.ts";
 import { renderEdgeReport, type EdgeReport, type HopBreakdown } from "./render-edge-report.ts";
 import { mean, percentile, round, sum } from "./stats.ts";
@@ -189,15 +187,7 @@ async function measureHttpFloor(url: string): Promise<{ p50: number; p95: number
 
 // 1. Edge overhead against conversation length, on the instant engine.
 const nats = await startNatsServer();
-const nodeNc = await connect({ servers: nats.url });
-const instantNode = await startGpuNode({
-  nc: nodeNc,
-  engine: createInstantEngine(DEFAULT_ADAPTER_IDS),
-  nodeId: "bench-instant",
-  logger: createMemoryLogger().logger,
-  now: () => performance.now(),
-  clock: () => Date.now(),
-});
+const instantNode = await startInstantNode(nats.url, "bench-instant");
 const { rows: overhead, httpFloor } = await withEdge(nats.wsUrl, async (post, _get, url) => {
   // A fresh workerd compiles and warms as it goes: those first turns would say nothing about conversation length.
   const warmup = (await post("/v1/conversations", {})).json as { id: string };
@@ -239,8 +229,7 @@ const { rows: overhead, httpFloor } = await withEdge(nats.wsUrl, async (post, _g
   }
   return { rows, httpFloor: await measureHttpFloor(url) };
 });
-await instantNode.stop(0);
-await nodeNc.close();
+await instantNode.stop();
 
 // 2. Where a turn's time goes, on a real model: routed turns, default sampling, answers capped to 64 tokens.
 // A paced client waits for the previous turn's summary before its next message (as a person reading the answer

@@ -8,28 +8,16 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect } from "@nats-io/transport-node";
 import WebSocket from "ws";
-import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
-import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { spawnEdge } from "../../infra/local/spawn-edge.ts";
 import { findFreePort } from "../harness/free-port.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
-import { createMemoryLogger } from "../harness/start-test-node.ts";
-import { createInstantEngine } from "./create-instant-engine.ts";
+import { startInstantNode } from "./start-instant-node.ts";
 
 const TURNS = Number(process.env.MOL_PROFILE_TURNS ?? 200);
 const KEY = "sk-profile";
 const nats = await startNatsServer();
-const nodeNc = await connect({ servers: nats.url });
-const node = await startGpuNode({
-  nc: nodeNc,
-  engine: createInstantEngine(DEFAULT_ADAPTER_IDS),
-  nodeId: "profile-instant",
-  logger: createMemoryLogger().logger,
-  now: () => performance.now(),
-  clock: () => Date.now(),
-});
+const node = await startInstantNode(nats.url, "profile-instant");
 const persistDir = await mkdtemp(join(tmpdir(), "molmesh-profile-"));
 const inspectorPort = await findFreePort();
 const edge = await spawnEdge({
@@ -127,6 +115,5 @@ for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 60
 ws.close();
 await edge.stop();
 await rm(persistDir, { recursive: true, force: true });
-await node.stop(0);
-await nodeNc.close();
+await node.stop();
 await nats.dispose();
