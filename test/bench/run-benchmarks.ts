@@ -49,6 +49,14 @@ const BENCHES: readonly BenchSpec[] = [
       MOL_BENCH_CONVERSATIONS: "4",
       MOL_BENCH_TURNS: "2",
       MOL_BENCH_CONCURRENCY: "2",
+      // The SmolLM2 run at full size is minutes of 2,000-token prefills: in the smoke two short conversations
+      // on two nodes still measure affinity against the queue group, twice each.
+      MOL_BENCH_SMOL_NODES: "2",
+      MOL_BENCH_SMOL_CONVERSATIONS: "2",
+      MOL_BENCH_SMOL_TURNS: "2",
+      MOL_BENCH_SMOL_CONCURRENCY: "2",
+      MOL_BENCH_SMOL_MESSAGE_BYTES: "600",
+      MOL_BENCH_SMOL_CONTEXT: "4096",
     },
   },
   {
