@@ -189,6 +189,16 @@ describe("GET /playground", () => {
       })
       .toMatchObject({ state: "ready", errors: [] });
     await component.waitForSelector("text=Paris, next three days", { timeout: 15_000 });
+    // The page followed the turn down to the component: it is on screen without the reader scrolling.
+    await expect
+      .poll(
+        async () => {
+          const box = await turn.locator(".genui iframe").boundingBox();
+          return box !== null && box.y >= 0 && box.y + box.height <= 844;
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(true);
     await component.click("text=Switch unit");
     await component.waitForSelector("text=70");
     const fit = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);

@@ -218,6 +218,13 @@ const SCRIPT = String.raw`(() => {
       status("sign-in failed: " + error.message, true);
     }
   });
+  // The page follows the conversation as it grows (answers stream, facts, summaries and components arrive) while
+  // the reader is at its end, as chat apps do; a reader who scrolled up keeps their place. Following also keeps a
+  // new component on screen, where Chromium paints it: an offscreen cross-origin frame is throttled.
+  let following = true;
+  const atEnd = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 48;
+  window.addEventListener("scroll", () => { following = atEnd(); }, { passive: true });
+  new ResizeObserver(() => { if (following && !atEnd()) window.scrollTo(0, document.documentElement.scrollHeight); }).observe($("turns"));
   $("send").addEventListener("click", () => { const text = $("input").value; $("input").value = ""; void send(text); });
   $("input").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("send").click(); } });
   // A component's ui/message, relayed by its render host page (sandboxed, so its origin is opaque: the source binds it).
