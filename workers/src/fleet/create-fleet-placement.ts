@@ -33,6 +33,7 @@ export function createFleetPlacement(options: {
   const fleet = new FleetView({
     now: options.now,
     staleAfterMs: options.staleAfterMs ?? DEFAULT_FLEET_STALE_MS,
+    firstSeen: (nodeId, revision) => ledger.firstSeenBeat(nodeId, revision),
   });
   let watching: { nc: NatsConnection; stop: () => void } | undefined;
   let lastAttempt = Number.NEGATIVE_INFINITY;

@@ -9,14 +9,24 @@ export class FleetView {
   readonly #nodes = new Map<string, { status: NodeStatus; seenAt: number }>();
   readonly #now: () => number;
   readonly #staleAfterMs: number;
+  readonly #firstSeen: ((nodeId: string, revision: number) => number) | undefined;
 
-  constructor(options: { now: () => number; staleAfterMs: number }) {
+  constructor(options: {
+    now: () => number;
+    staleAfterMs: number;
+    /** When a beat (bucket revision) was first seen here or by another object sharing the ledger. */
+    firstSeen?: (nodeId: string, revision: number) => number;
+  }) {
     this.#now = options.now;
     this.#staleAfterMs = options.staleAfterMs;
+    this.#firstSeen = options.firstSeen;
   }
 
-  update(status: NodeStatus): void {
-    this.#nodes.set(status.nodeId, { status, seenAt: this.#now() });
+  /** A node's beat; `revision` (the bucket's) lets a beat seen before by another object keep its first time. */
+  update(status: NodeStatus, revision?: number): void {
+    const seenAt =
+      revision === undefined || !this.#firstSeen ? this.#now() : this.#firstSeen(status.nodeId, revision);
+    this.#nodes.set(status.nodeId, { status, seenAt });
   }
 
   remove(nodeId: string): void {

@@ -4,6 +4,8 @@ import type { Hop } from "../../../schema/wire/v1/index.ts";
 export const RECENT_HOP_WINDOW_MS = 5_000;
 /** Pairs whose last prompt size is remembered; the oldest is forgotten past it. */
 const MAX_REMEMBERED_PAIRS = 10_000;
+/** Beats per node whose first sighting is remembered: a watcher lagging further behind than this is rare. */
+const REMEMBERED_BEATS_PER_NODE = 8;
 
 export interface PlacedHop {
   nodeId: string;
@@ -34,6 +36,7 @@ export class PlacementLedger {
   readonly #now: () => number;
   readonly #placedAt = new Map<string, Placement[]>();
   readonly #heldTokens = new Map<string, { tokens: number }>();
+  readonly #beatsSeen = new Map<string, Map<number, number>>();
 
   constructor(now: () => number) {
     this.#now = now;
@@ -78,6 +81,23 @@ export class PlacementLedger {
       if (count > 0) counts.set(nodeId, count);
     }
     return counts;
+  }
+
+  /**
+   * When this isolate first saw beat `revision` of `nodeId` (its heartbeat bucket revision). Placements count as
+   * unseen work from there: each conversation object watches the bucket itself, and a watch that starts later is
+   * handed the same latest beat again. Timed at that second delivery, the beat would seem to cover the hops other
+   * objects placed since it was first seen, which it cannot show, and a burst of new conversations went to one node.
+   */
+  firstSeenBeat(nodeId: string, revision: number): number {
+    let beats = this.#beatsSeen.get(nodeId);
+    if (!beats) this.#beatsSeen.set(nodeId, (beats = new Map<number, number>()));
+    const seen = beats.get(revision);
+    if (seen !== undefined) return seen;
+    const now = this.#now();
+    beats.set(revision, now);
+    if (beats.size > REMEMBERED_BEATS_PER_NODE) beats.delete(Math.min(...beats.keys()));
+    return now;
   }
 
   /** What the node of the last hop placed for this (conversation, adapter) holds, if this edge placed one. */
