@@ -37,8 +37,13 @@ const SMOL_TURNS = Number(process.env.MOL_BENCH_SMOL_TURNS ?? 4);
 const SMOL_CONCURRENCY = Number(process.env.MOL_BENCH_SMOL_CONCURRENCY ?? 3);
 /** Bytes of each SmolLM2 user message: under a quarter of the view budget (the limit), ~500 tokens. */
 const SMOL_MESSAGE_BYTES = Number(process.env.MOL_BENCH_SMOL_MESSAGE_BYTES ?? 2_000);
-/** Enough for four such messages and the system prompt in one view, uncompacted (view bytes ≤ tokens). */
-const SMOL_CONTEXT = Number(process.env.MOL_BENCH_SMOL_CONTEXT ?? 10_240);
+/**
+ * Four such messages in one view, uncompacted. Views are budgeted in bytes at one byte per token (a bound, not
+ * English's ~4), and keep 37.5 % of the context free for the turn's answer: 2,000-byte messages need ~14,500
+ * tokens of context. At 10,240 or 12,288 the fourth turn's view was compacted, so no node held its prefix and the
+ * turn the placement target is about had no cache to win (the report counts such answers).
+ */
+const SMOL_CONTEXT = Number(process.env.MOL_BENCH_SMOL_CONTEXT ?? 16_384);
 /**
  * `mol:<label>` pins every SmolLM2 turn to one specialist: a specialist's view shows its own turns whole and the
  * others' as summaries, so only a pinned conversation grows its view to all four messages (no route hop then).
@@ -142,7 +147,21 @@ function summarize(mode: FleetModeResult["mode"], hops: HopSample[], turns: numb
     ),
     hopsPerNode: Object.fromEntries([...perNode.entries()].sort()),
     maxMinLoad: round(Math.max(...loads) / Math.min(...loads), 2),
+    compactedAnswers: countCompacted(answers),
+    answers: answers.length,
   };
+}
+
+/** Answers whose prompt shrank since the conversation's previous answer: its view was compacted in between. */
+function countCompacted(answers: readonly HopSample[]): number {
+  const previous = new Map<string, number>();
+  let compacted = 0;
+  for (const hop of [...answers].sort((a, b) => a.turn - b.turn)) {
+    const before = previous.get(hop.conversation);
+    if (before !== undefined && hop.promptTokens < before) compacted++;
+    previous.set(hop.conversation, hop.promptTokens);
+  }
+  return compacted;
 }
 
 const tinyRun: FleetRun = {
