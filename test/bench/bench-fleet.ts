@@ -147,8 +147,7 @@ function summarize(mode: FleetModeResult["mode"], hops: HopSample[], turns: numb
     ),
     hopsPerNode: Object.fromEntries([...perNode.entries()].sort()),
     maxMinLoad: round(Math.max(...loads) / Math.min(...loads), 2),
-    compactedAnswers: countCompacted(answers),
-    answers: answers.length,
+    compacted: { answers: countCompacted(answers), of: answers.length },
   };
 }
 

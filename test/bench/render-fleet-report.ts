@@ -18,8 +18,7 @@ export interface FleetModeResult {
    * Answers whose prompt is shorter than the conversation's previous answer prompt: the view was compacted, so no
    * node held a prefix of it and placement had no cache to win (absent in reports of earlier builds).
    */
-  compactedAnswers?: number;
-  answers?: number;
+  compacted?: { answers: number; of: number };
 }
 
 export interface FleetReport {
@@ -70,12 +69,12 @@ function renderSmollm2Section(s: NonNullable<FleetReport["smollm2"]>): string[] 
       `${ratio(affinity?.ttftP95Ms, random?.ttftP95Ms)}, last turn p50 ` +
       `${ratio(affinity?.lastTurnTtftP50Ms, random?.lastTurnTtftP50Ms)}.`,
     "Target: affinity TTFT ≤ the queue group's, and ≤ 0.5× of it on these conversations.",
-    ...(affinity?.compactedAnswers === undefined
-      ? []
-      : [
-          `Answers after a compacted view (no KV to reuse anywhere): affinity ${affinity.compactedAnswers} of ` +
-            `${affinity.answers ?? "?"}, queue group ${random?.compactedAnswers ?? "?"} of ${random?.answers ?? "?"}.`,
-        ]),
+    ...(affinity?.compacted && random?.compacted
+      ? [
+          `Answers after a compacted view (no KV to reuse anywhere): affinity ${affinity.compacted.answers} of ` +
+            `${affinity.compacted.of}, queue group ${random.compacted.answers} of ${random.compacted.of}.`,
+        ]
+      : []),
     "",
   ];
 }

@@ -9,13 +9,13 @@ export class FleetView {
   readonly #nodes = new Map<string, { status: NodeStatus; seenAt: number }>();
   readonly #now: () => number;
   readonly #staleAfterMs: number;
-  readonly #firstSeen: ((nodeId: string, revision: number) => number) | undefined;
+  readonly #firstSeen: (nodeId: string, revision: number) => number;
 
   constructor(options: {
     now: () => number;
     staleAfterMs: number;
     /** When a beat (bucket revision) was first seen here or by another object sharing the ledger. */
-    firstSeen?: (nodeId: string, revision: number) => number;
+    firstSeen: (nodeId: string, revision: number) => number;
   }) {
     this.#now = options.now;
     this.#staleAfterMs = options.staleAfterMs;
@@ -23,10 +23,8 @@ export class FleetView {
   }
 
   /** A node's beat; `revision` (the bucket's) lets a beat seen before by another object keep its first time. */
-  update(status: NodeStatus, revision?: number): void {
-    const seenAt =
-      revision === undefined || !this.#firstSeen ? this.#now() : this.#firstSeen(status.nodeId, revision);
-    this.#nodes.set(status.nodeId, { status, seenAt });
+  update(status: NodeStatus, revision: number): void {
+    this.#nodes.set(status.nodeId, { status, seenAt: this.#firstSeen(status.nodeId, revision) });
   }
 
   remove(nodeId: string): void {
