@@ -39,12 +39,22 @@ module.exports = {
       to: { path: "^gpu-nodes/(tools|scripts)/" },
     },
     {
-      name: "infra-reaches-the-edge-over-http",
+      name: "infra-runs-the-mesh-as-commands",
       comment:
-        "infra/ (CLI, local launcher, NATS checks) talks to the edge through its public HTTP API and to the nodes through schema/wire; it imports nothing from workers/.",
+        "infra/ (CLI, local launcher, deploy configs) talks to the edge through its public HTTP API and runs GPU nodes as processes: it imports nothing from workers/ or gpu-nodes/src/ (the model and planner tools it needs are gpu-nodes/tools, the node's own commands).",
       severity: "error",
       from: { path: "^infra/" },
-      to: { path: "^workers/" },
+      to: { path: "^(workers|gpu-nodes/src|test)/" },
+    },
+    {
+      name: "schema-is-the-contract-only",
+      comment:
+        "schema/ holds the wire, harness and public API contracts. Storage (drizzle tables) and transport (the NATS client) belong to the side that uses them.",
+      severity: "error",
+      from: { path: "^schema/" },
+      to: {
+        path: "node_modules/(drizzle-orm|drizzle-kit|@nats-io|hono|@hono|node-llama-cpp|@opentelemetry)/",
+      },
     },
     {
       name: "schema-is-runtime-agnostic",
@@ -57,6 +67,6 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    exclude: { path: "(node_modules|\\.cache|\\.tmp)" },
+    exclude: { path: "(\\.cache|\\.tmp)" },
   },
 };

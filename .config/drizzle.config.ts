@@ -4,6 +4,6 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   driver: "durable-sqlite",
-  schema: "./schema/db/conversation-tables.ts",
-  out: "./schema/db/migrations/conversation",
+  schema: "./workers/src/db/conversation-tables.ts",
+  out: "./workers/src/db/migrations/conversation",
 });

@@ -4,10 +4,10 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   schema: [
-    "./schema/db/tenant-tables.ts",
-    "./schema/db/webhook-tables.ts",
-    "./schema/db/genui-tables.ts",
-    "./schema/db/usage-tables.ts",
+    "./workers/src/db/tenant-tables.ts",
+    "./workers/src/db/webhook-tables.ts",
+    "./workers/src/db/genui-tables.ts",
+    "./workers/src/db/usage-tables.ts",
   ],
-  out: "./schema/db/migrations/d1",
+  out: "./workers/src/db/migrations/d1",
 });

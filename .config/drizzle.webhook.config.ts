@@ -4,6 +4,6 @@ import { defineConfig } from "drizzle-kit";
 export default defineConfig({
   dialect: "sqlite",
   driver: "durable-sqlite",
-  schema: "./schema/db/webhook-queue-tables.ts",
-  out: "./schema/db/migrations/webhook",
+  schema: "./workers/src/db/webhook-queue-tables.ts",
+  out: "./workers/src/db/migrations/webhook",
 });

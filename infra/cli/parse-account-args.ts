@@ -1,5 +1,5 @@
 /** `molmesh usage` and `molmesh webhooks`: their commands as parsed, and the checks commander cannot make. */
-import { WEBHOOK_EVENT_TYPES } from "../../schema/db/webhook-tables.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../schema/api/webhook-events.ts";
 import {
   list,
   readListQuery,

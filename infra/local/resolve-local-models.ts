@@ -1,6 +1,5 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
 import { ensureBaseAdapters } from "../../gpu-nodes/tools/models/ensure-base-adapters.ts";
 import { findTrainedRouter } from "../../gpu-nodes/tools/models/find-trained-router.ts";
 import {
@@ -115,4 +114,13 @@ function adapterEnv(adapters: Record<string, string>): Record<string, string> {
       return path ? [[adapterEnvName(id), path]] : [];
     }),
   );
+}
+
+/**
+ * The variable a GPU node reads an adapter's LoRA path from: `chat` → `MOL_ADAPTER_CHAT`, `my-lora` →
+ * `MOL_ADAPTER_MY_LORA`. The node's own reading is gpu-nodes/src/config/node-config.ts (infra runs the node as a
+ * command and imports none of it); test/gpu-node-unit/node-config.test.ts holds the two equal.
+ */
+export function adapterEnvName(adapterId: string): string {
+  return `MOL_ADAPTER_${adapterId.toUpperCase().replace(/-/g, "_")}`;
 }

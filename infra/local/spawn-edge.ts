@@ -30,7 +30,7 @@ const DEFAULT_EDGE_READY_TIMEOUT_MS = 60_000;
 const WRANGLER = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 const WRANGLER_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
 
-/** Applies the D1 migrations (schema/db/migrations/d1) to the local database under `persistDir`. */
+/** Applies the D1 migrations (workers/src/db/migrations/d1) to the local database under `persistDir`. */
 export async function applyLocalD1Migrations(persistDir: string): Promise<void> {
   const args = [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir];
   const child = spawnGroupLeader(process.execPath, [...args, "--config", join(REPO_ROOT, "wrangler.toml")], {

@@ -110,7 +110,7 @@ echo "  ok   ${#configs[@]} server files are valid for $(nats-server --version)"
 
 export NODE_EXTRA_CA_CERTS="$tmp/tls/ca.pem" CHECK_CREDS_DIR="$tmp/creds"
 run_check() {
-  (cd "$root" && node --no-warnings --experimental-websocket --import tsx infra/nats/check-permissions.ts "$1")
+  (cd "$root" && node --no-warnings --experimental-websocket --import tsx test/nats/check-permissions.ts "$1")
 }
 
 echo "2. the 3-server cluster (cluster/nats-{1,2,3}.conf)"

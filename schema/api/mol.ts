@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { answerTakeoverSchema, placementSchema } from "../db/timeline-event.ts";
+import { answerTakeoverSchema, placementSchema } from "./hop-facts.ts";
 import { usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
 
 // The `mol` extension object: the MoL facts of one turn, on Responses, chat completions (and their chunks) and

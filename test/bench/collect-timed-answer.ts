@@ -1,6 +1,6 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { AnswerRequestInput } from "../../schema/wire/v1/index.ts";
-import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import type { CollectedAnswer } from "../harness/collect-answer.ts";
 
 export interface TimedAnswer extends CollectedAnswer {

@@ -39,7 +39,7 @@ import {
 } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-settings.ts";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { createMemoryLogger } from "../harness/start-test-node.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { renderBarChartSvg } from "./plots/render-bar-chart-svg.ts";

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 

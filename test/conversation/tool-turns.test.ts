@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AnswerStreamPart } from "../../schema/wire/client/answer-stream.ts";
+import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";
 import { WIRE_VERSION, outputConstraintSchema } from "../../schema/wire/v1/index.ts";
 import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
 import type { StartTurnRequest, StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { EngineFailureError, WIRE_VERSION, type AnswerRequestInput } from "../../schema/wire/v1/index.ts";
-import type { AnswerStreamPart } from "../../schema/wire/client/answer-stream.ts";
+import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";
 import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
-import type { TimelineEventOf } from "../../schema/db/timeline-event.ts";
+import type { TimelineEventOf } from "../../workers/src/db/timeline-event.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import {

@@ -1,5 +1,5 @@
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
-import type { StoredTimelineEvent, TimelineEvent } from "../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent, TimelineEvent } from "../../workers/src/db/timeline-event.ts";
 import {
   CancelledError,
   WIRE_VERSION,
@@ -10,9 +10,9 @@ import {
   type SummaryResult,
   type Usage,
 } from "../../schema/wire/v1/index.ts";
-import type { HopClient } from "../../schema/wire/client/hop-client.ts";
-import type { HopCallOptions } from "../../schema/wire/client/hop-transport.ts";
-import type { AnswerStreamPart } from "../../schema/wire/client/answer-stream.ts";
+import type { HopClient } from "../../workers/src/nats/hop-client.ts";
+import type { HopCallOptions } from "../../workers/src/nats/hop-transport.ts";
+import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";
 import type { TurnCharge, UsageMeter } from "../../workers/src/conversation/charge-turn.ts";
 import type {
   ConversationMeta,

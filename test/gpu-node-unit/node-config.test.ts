@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { adapterEnvName as launcherAdapterEnvName } from "../../infra/local/resolve-local-models.ts";
 import {
+  adapterEnvName,
   ConfigError,
   defaultRouteThreadCount,
   defaultThreadCount,
@@ -54,5 +56,17 @@ describe("GPU node configuration", () => {
     expect(() => parseNodeConfig({ MOL_BASE_MODEL: "/m/b.gguf", MOL_ROUTE_THREADS: "0" })).toThrow(
       /MOL_ROUTE_THREADS/,
     );
+  });
+
+  it("reads adapter paths from the variables the local launcher sets", () => {
+    for (const id of ["chat", "l0", "my-lora", "a_b-c"]) {
+      expect(launcherAdapterEnvName(id)).toBe(adapterEnvName(id));
+      const config = parseNodeConfig({
+        MOL_BASE_MODEL: "/m/b.gguf",
+        MOL_ADAPTERS: id,
+        [launcherAdapterEnvName(id)]: "/m/x.gguf",
+      });
+      expect(config.adapterPaths.get(id)).toBe("/m/x.gguf");
+    }
   });
 });

@@ -5,8 +5,8 @@ import {
   OverloadedError,
   WIRE_VERSION,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
-import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import { requestRoute } from "../../workers/src/nats/hop-client.ts";
+import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEFAULT_ADAPTER_IDS, WIRE_VERSION } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { BARE_BASE_ADAPTER, startTestNode, type TestNode } from "../harness/start-test-node.ts";

@@ -3,7 +3,7 @@ import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NODE_STATUS_BUCKET, WIRE_VERSION, buildNodeStatusKey } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
 import { findFreePort } from "../harness/free-port.ts";
 import { startOtlpReceiver } from "../harness/start-otlp-receiver.ts";

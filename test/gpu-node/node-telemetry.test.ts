@@ -5,7 +5,7 @@ import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { findFreePort } from "../harness/free-port.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
-import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 
 // One process plays edge and node, so one in-memory exporter sees both sides of every hop.
 const spans = new InMemorySpanExporter();

@@ -6,7 +6,7 @@ import {
   SPECIALIST_LABELS,
   WIRE_VERSION,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 

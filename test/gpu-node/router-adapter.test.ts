@@ -15,7 +15,7 @@ import {
   nodeStatusSchema,
 } from "../../schema/wire/v1/index.ts";
 import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { requestRoute } from "../../schema/wire/client/hop-client.ts";
+import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { renderRouterViewOpening } from "../../schema/harness/render-view-lines.ts";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";

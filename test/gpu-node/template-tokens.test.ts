@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { TimelineEvent } from "../../schema/db/timeline-event.ts";
+import type { TimelineEvent } from "../../workers/src/db/timeline-event.ts";
 import { buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { measureViewRoom } from "../../schema/harness/measure-view-room.ts";

@@ -5,8 +5,8 @@ import {
   type FinishPart,
   type ToolCallDeltaPart,
 } from "../../schema/wire/v1/index.ts";
-import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
-import type { HopCallOptions } from "../../schema/wire/client/hop-client.ts";
+import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
+import type { HopCallOptions } from "../../workers/src/nats/hop-client.ts";
 
 export interface CollectedAnswer {
   deltas: string[];

@@ -2,7 +2,7 @@
  * The edge as a separate process: Node 20 has a global WebSocket (what `wsconnect` needs, as in workerd) only
  * with --experimental-websocket, which a vitest worker does not get. start-ws-edge.ts forks this file with it
  * and drives it over IPC; everything here uses the edge's real connection (wsconnect, its .creds) and its own
- * hop functions from schema/wire/client/.
+ * hop functions from workers/src/nats/.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -18,8 +18,8 @@ import {
   decodeWireMessage,
   nodeStatusSchema,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute, requestSummary } from "../../schema/wire/client/hop-client.ts";
-import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import { requestRoute, requestSummary } from "../../workers/src/nats/hop-client.ts";
+import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import { findPermissionViolation } from "./find-permission-violation.ts";
 import { trySubscribe } from "./try-subscribe.ts";
 import { watchPermissionErrors, type PermissionErrorWatch } from "./watch-permission-errors.ts";

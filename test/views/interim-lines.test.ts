@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { TimelineEvent, TimelineEventOf } from "../../schema/db/timeline-event.ts";
+import type { TimelineEvent, TimelineEventOf } from "../../workers/src/db/timeline-event.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import {

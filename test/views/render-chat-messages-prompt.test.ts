@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { PROPERTY_LIMITS } from "./property-limits.ts";
 import { describe, expect, it } from "vitest";
-import type { HopFacts, TimelineEvent } from "../../schema/db/timeline-event.ts";
+import type { HopFacts, TimelineEvent } from "../../workers/src/db/timeline-event.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { countUtf8Bytes } from "../../schema/harness/utf8.ts";

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { HopFacts, TimelineEvent } from "../../schema/db/timeline-event.ts";
+import type { HopFacts, TimelineEvent } from "../../workers/src/db/timeline-event.ts";
 import { SPECIALIST_LABELS, type SpecialistLabel } from "../../schema/wire/v1/index.ts";
 
 /** One turn of a generated timeline, before it becomes events. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { TimelineEvent } from "../../schema/db/timeline-event.ts";
+import type { TimelineEvent } from "../../workers/src/db/timeline-event.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { measureViewRoom } from "../../schema/harness/measure-view-room.ts";
 import { countUtf8Bytes } from "../../schema/harness/utf8.ts";

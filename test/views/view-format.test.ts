@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HopFacts, TimelineEvent } from "../../schema/db/timeline-event.ts";
+import type { HopFacts, TimelineEvent } from "../../workers/src/db/timeline-event.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import { readMaxUserMessageBytes } from "../../schema/harness/measure-view-room.ts";
 import { countUtf8Bytes } from "../../schema/harness/utf8.ts";

@@ -8,7 +8,7 @@ import {
   encodeWireMessage,
   type StreamPart,
 } from "../../schema/wire/v1/index.ts";
-import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import { answerInput } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 

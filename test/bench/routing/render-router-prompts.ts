@@ -10,7 +10,7 @@
 import { writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { getLlama, LlamaLogLevel, type LlamaModel } from "node-llama-cpp";
-import type { TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import type { TimelineEvent } from "../../../workers/src/db/timeline-event.ts";
 import { DEFAULT_CONTEXT_TOKENS, buildDefaultHarness } from "../../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-settings.ts";
 import {

@@ -6,7 +6,7 @@ import {
   type HopTraceContext,
 } from "../../../schema/wire/v1/index.ts";
 import { ApiError, toApiError } from "../api/errors/api-error.ts";
-import { injectTraceContext, readTraceId, startEdgeSpan } from "../../../schema/wire/client/trace-context.ts";
+import { injectTraceContext, readTraceId, startEdgeSpan } from "../nats/trace-context.ts";
 import type { AppDeps, AppEnv } from "./app-deps.ts";
 import { StageClock, formatServerTiming } from "../lib/stage-timings.ts";
 import type { RequestLogLine, RequestTelemetry } from "./request-telemetry.ts";

@@ -1,5 +1,5 @@
 import { credsAuthenticator, wsconnect, type NatsConnection } from "@nats-io/nats-core";
-import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
+import type { HopClient } from "../nats/hop-client.ts";
 import { NoRespondersError } from "../../../schema/wire/v1/index.ts";
 
 /** A Durable Object drops its NATS connection after this long with no hop in flight, so it can be evicted. */

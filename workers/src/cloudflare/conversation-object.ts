@@ -3,7 +3,7 @@ import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
 import { hashHarness } from "../../../schema/harness/content-hash.ts";
 import { createHarnessResolver, parseHarnessOverlay } from "../../../schema/harness/harness-config.ts";
 import { readServedModel } from "../fleet/read-served-model.ts";
-import { createNatsHopClient } from "../../../schema/wire/client/hop-client.ts";
+import { createNatsHopClient } from "../nats/hop-client.ts";
 import { DEFAULT_FLEET_STALE_MS, createFleetPlacement } from "../fleet/create-fleet-placement.ts";
 import {
   startTurnRequestSchema,
@@ -16,7 +16,7 @@ import type { ConversationMeta } from "../conversation/conversation-store.ts";
 import { buildTurnId } from "../conversation/item-id.ts";
 import { listItems } from "../conversation/list-items.ts";
 import * as storedTurns from "../conversation/stored-turns.ts";
-import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent } from "../db/timeline-event.ts";
 import { ConversationTurns } from "../conversation/conversation-turns.ts";
 import { startStatelessTurn, type TurnLoopDeps } from "../conversation/turn-loop.ts";
 import type { TenantLimiterObject } from "./tenant-limiter-object.ts";

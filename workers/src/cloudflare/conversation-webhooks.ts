@@ -1,4 +1,4 @@
-import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
+import type { WebhookEventType } from "../db/webhook-tables.ts";
 import type { ConversationMeta } from "../conversation/conversation-store.ts";
 import type { TurnRecord } from "../conversation/turn-record.ts";
 import type { TurnOutbox } from "../conversation/turn-loop.ts";

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { conversationIndex } from "../../../schema/db/tenant-tables.ts";
+import { conversationIndex } from "../db/tenant-tables.ts";
 import { orderByCreation } from "./order-by-creation.ts";
 import type { ConversationIndex } from "../conversation/conversation-index.ts";
 

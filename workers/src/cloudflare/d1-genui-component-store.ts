@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { genuiComponents } from "../../../schema/db/genui-tables.ts";
+import { genuiComponents } from "../db/genui-tables.ts";
 import type { GenuiComponent, GenuiComponentStore } from "../genui/genui-component-store.ts";
 
 /** GenUI components in D1 (one row each; rejected components never get here). */

@@ -1,7 +1,7 @@
 import { SQL, and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
-import { apiKeys, auditLog, tenants } from "../../../schema/db/tenant-tables.ts";
+import { apiKeys, auditLog, tenants } from "../db/tenant-tables.ts";
 import { isApiKeyScope } from "../tenancy/api-key-scope.ts";
 import { orderByCreation } from "./order-by-creation.ts";
 import type { ApiKeyRecord, AuditDraft, TenantStore } from "../tenancy/tenant-store.ts";

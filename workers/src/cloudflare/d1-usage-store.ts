@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, lte, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { usageDaily, usageHops } from "../../../schema/db/usage-tables.ts";
+import { usageDaily, usageHops } from "../db/usage-tables.ts";
 import type { TurnUsage, UsageRecorder } from "../conversation/charge-turn.ts";
 import type { UsageReport } from "../usage/usage-report.ts";
 
@@ -9,7 +9,7 @@ const WRITE_ATTEMPTS = 3;
 const WRITE_BACKOFF_MS = 250;
 
 /**
- * Usage in D1 (schema/db/usage-tables.ts): a turn's hops go into the ledger in one statement, whose trigger adds
+ * Usage in D1 (workers/src/db/usage-tables.ts): a turn's hops go into the ledger in one statement, whose trigger adds
  * each new row to the day's rollup; reads sum the rollup. A write that failed (or timed out after landing) is
  * retried, which the ledger's key makes harmless.
  */

@@ -1,11 +1,7 @@
 import { and, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { auditLog } from "../../../schema/db/tenant-tables.ts";
-import {
-  inboundDeliveries,
-  webhookEndpoints,
-  type InboundConfig,
-} from "../../../schema/db/webhook-tables.ts";
+import { auditLog } from "../db/tenant-tables.ts";
+import { inboundDeliveries, webhookEndpoints, type InboundConfig } from "../db/webhook-tables.ts";
 import { PLAIN_SECRETS, type SecretSealer } from "../webhooks/create-secret-sealer.ts";
 import type { WebhookEndpoint, WebhookEndpointStore } from "../webhooks/webhook-endpoint-store.ts";
 import { orderByCreation } from "./order-by-creation.ts";

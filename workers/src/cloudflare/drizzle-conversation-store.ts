@@ -6,9 +6,9 @@ import {
   idempotencyKeys,
   timelineEvents,
   viewSnapshot,
-} from "../../../schema/db/conversation-tables.ts";
-import migrations from "../../../schema/db/migrations/conversation/migrations.js";
-import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
+} from "../db/conversation-tables.ts";
+import migrations from "../db/migrations/conversation/migrations.js";
+import type { StoredTimelineEvent, TimelineEvent } from "../db/timeline-event.ts";
 import type { ConversationMeta, ConversationStore } from "../conversation/conversation-store.ts";
 
 const SNAPSHOT_ROW = 1;

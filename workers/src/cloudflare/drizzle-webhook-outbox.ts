@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
-import { webhookOutbox } from "../../../schema/db/conversation-tables.ts";
+import { webhookOutbox } from "../db/conversation-tables.ts";
 import type { WebhookEvent, WebhookOutbox } from "../webhooks/flush-webhook-outbox.ts";
 
 /** The conversation object's webhook outbox (its table comes with the conversation's migrations). */

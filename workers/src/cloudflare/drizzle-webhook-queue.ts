@@ -1,8 +1,8 @@
 import { and, asc, eq, gt, lte, min, or } from "drizzle-orm";
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
-import { webhookAttempts, webhookMessages } from "../../../schema/db/webhook-queue-tables.ts";
-import migrations from "../../../schema/db/migrations/webhook/migrations.js";
+import { webhookAttempts, webhookMessages } from "../db/webhook-queue-tables.ts";
+import migrations from "../db/migrations/webhook/migrations.js";
 import type { WebhookAttempt, WebhookMessage, WebhookQueue } from "../webhooks/webhook-queue.ts";
 
 const m = webhookMessages;

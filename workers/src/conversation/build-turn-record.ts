@@ -1,4 +1,4 @@
-import type { StoredTimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";
 import { buildItemId } from "./item-id.ts";
 import type { TurnMol, TurnRecord } from "./turn-record.ts";
 

@@ -6,7 +6,7 @@ import {
   toolResultSchema,
   type ContextMessage,
   type StoredTimelineEvent,
-} from "../../../schema/db/timeline-event.ts";
+} from "../db/timeline-event.ts";
 import type { ConversationMeta } from "./conversation-store.ts";
 import type { TurnRecord } from "./turn-record.ts";
 

@@ -1,4 +1,4 @@
-import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent, TimelineEvent } from "../db/timeline-event.ts";
 
 export interface ConversationMeta {
   id: string;

@@ -1,5 +1,5 @@
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
-import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent, TimelineEvent } from "../db/timeline-event.ts";
 import {
   VIEWS_FORMAT,
   createConversationViews,

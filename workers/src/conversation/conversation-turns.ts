@@ -1,4 +1,4 @@
-import type { TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import type { TimelineEvent } from "../db/timeline-event.ts";
 import { replayTurnParts } from "./replay-turn-parts.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { PartBroadcast } from "../lib/part-broadcast.ts";

@@ -1,4 +1,4 @@
-import type { StoredTimelineEvent } from "../../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent } from "../db/timeline-event.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import type { ConversationStore } from "./conversation-store.ts";
 import type { ItemPage, StoredItem } from "./conversation-rpc.ts";

@@ -1,4 +1,4 @@
-import type { Placement } from "../../../schema/db/timeline-event.ts";
+import type { Placement } from "../db/timeline-event.ts";
 import {
   TENANT_QUEUE_FEATURE,
   buildHopSubject,

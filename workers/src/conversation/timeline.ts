@@ -1,4 +1,4 @@
-import type { StoredTimelineEvent, TimelineEvent } from "../../../schema/db/timeline-event.ts";
+import type { StoredTimelineEvent, TimelineEvent } from "../db/timeline-event.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import type { ViewTool } from "../../../schema/harness/tools-block.ts";
 import { renderChatMessagesPrompt } from "../views/render-prompts.ts";

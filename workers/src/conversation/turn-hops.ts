@@ -1,4 +1,4 @@
-import type { AnswerTakeover, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import type { AnswerTakeover, TimelineEventOf } from "../db/timeline-event.ts";
 import { stripSpecialSentinels } from "../../../schema/harness/chat-templates.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import { renderAfterRouteLabel } from "../../../schema/harness/render-view-lines.ts";
@@ -13,7 +13,7 @@ import {
   type ToolCallDeltaPart,
 } from "../../../schema/wire/v1/index.ts";
 import { renderToolCallText } from "./tool-turn-text.ts";
-import type { HopClient } from "../../../schema/wire/client/hop-client.ts";
+import type { HopClient } from "../nats/hop-client.ts";
 import type { SamplingOverrides } from "./conversation-rpc.ts";
 import { estimatePromptTokens } from "../fleet/placement-ledger.ts";
 import { placeHop, type HopPlacement, type HopTargetNode } from "./place-hop.ts";

@@ -35,7 +35,7 @@
 import { toWireErrorPayload, type OutputConstraint } from "../../../schema/wire/v1/index.ts";
 import { toolsChanged, type ViewTool } from "../../../schema/harness/tools-block.ts";
 import { readSummaryWait } from "../../../schema/harness/harness-settings.ts";
-import type { TimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import type { TimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
 import {

@@ -1,6 +1,6 @@
 import type { TurnMol } from "../../../schema/api/mol.ts";
 import type { ToolCall, WireErrorCode } from "../../../schema/wire/v1/index.ts";
-import type { ResponseEcho, ToolResult } from "../../../schema/db/timeline-event.ts";
+import type { ResponseEcho, ToolResult } from "../db/timeline-event.ts";
 import type { StageTimings } from "../lib/stage-timings.ts";
 
 /** The MoL facts of one turn: the extra `mol` object on responses and assistant items (schema/api/mol.ts). */

@@ -1,4 +1,4 @@
-import type { TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import type { TimelineEventOf } from "../db/timeline-event.ts";
 import { extractComponentSource } from "../genui/extract-component-source.ts";
 import type { GenuiComponentStore } from "../genui/genui-component-store.ts";
 import { storeValidComponent } from "../genui/store-component.ts";

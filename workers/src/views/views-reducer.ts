@@ -2,7 +2,7 @@
  * The views as a pure reducer over timeline events: each event only appends at the end of the views it
  * reaches, and a turn's start is the one place a view compacts.
  */
-import type { TimelineEvent, TimelineEventOf } from "../../../schema/db/timeline-event.ts";
+import type { TimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";
 import {
   DEFAULT_INTERIM_MAX_BYTES,
   findSpecialist,

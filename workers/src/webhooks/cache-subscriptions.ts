@@ -1,4 +1,4 @@
-import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
+import type { WebhookEventType } from "../db/webhook-tables.ts";
 import { IsolateCache, clearedAfter } from "../lib/isolate-cache.ts";
 import type { WebhookEndpoint, WebhookEndpointStore } from "./webhook-endpoint-store.ts";
 

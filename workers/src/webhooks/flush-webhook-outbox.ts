@@ -1,4 +1,4 @@
-import type { WebhookEventType } from "../../../schema/db/webhook-tables.ts";
+import type { WebhookEventType } from "../db/webhook-tables.ts";
 import type { WebhookDeliveryLog } from "./webhook-queue.ts";
 import type { WebhookEndpointStore } from "./webhook-endpoint-store.ts";
 

@@ -1,4 +1,4 @@
-import type { InboundConfig } from "../../../schema/db/webhook-tables.ts";
+import type { InboundConfig } from "../db/webhook-tables.ts";
 import { readJsonPointer } from "./read-json-pointer.ts";
 import { verifyInboundSignature } from "./webhook-signatures.ts";
 

@@ -1,4 +1,4 @@
-import type { InboundConfig, WebhookEventType } from "../../../schema/db/webhook-tables.ts";
+import type { InboundConfig, WebhookEventType } from "../db/webhook-tables.ts";
 import type { AuditDraft, Page } from "../tenancy/tenant-store.ts";
 
 export interface WebhookEndpoint {

@@ -1,4 +1,4 @@
-import type { WebhookEventType } from "../../../../schema/db/webhook-tables.ts";
+import type { WebhookEventType } from "../../db/webhook-tables.ts";
 import type { TurnRecord } from "../../conversation/turn-record.ts";
 import { sha256Hex } from "../../../../schema/harness/content-hash.ts";
 import { mapTurnErrorToApiError, toPublicError } from "../errors/api-error.ts";

@@ -1,4 +1,4 @@
-import type { ContextMessage } from "../../../../schema/db/timeline-event.ts";
+import type { ContextMessage } from "../../db/timeline-event.ts";
 import type { StoredItem } from "../../conversation/conversation-rpc.ts";
 import { buildFunctionCallOutputItemId } from "../../conversation/item-id.ts";
 import type { TurnRecord } from "../../conversation/turn-record.ts";

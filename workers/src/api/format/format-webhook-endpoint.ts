@@ -1,4 +1,4 @@
-import type { WebhookEventType } from "../../../../schema/db/webhook-tables.ts";
+import type { WebhookEventType } from "../../db/webhook-tables.ts";
 import type { WebhookEndpoint } from "../../webhooks/webhook-endpoint-store.ts";
 
 export interface WebhookEndpointObject {

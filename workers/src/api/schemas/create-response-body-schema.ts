@@ -12,7 +12,7 @@ import {
   toolListSchema,
 } from "./tool-fields.ts";
 import { renderToolCallText, renderToolResultText } from "../../conversation/tool-turn-text.ts";
-import type { ContextMessage, ToolResult } from "../../../../schema/db/timeline-event.ts";
+import type { ContextMessage, ToolResult } from "../../db/timeline-event.ts";
 
 const inputTextPartSchema = z.strictObject({ type: z.literal("input_text"), text: z.string() });
 /** An earlier answer as clients send it back (the `output` of a previous response). */

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { INBOUND_SCHEMES, WEBHOOK_EVENT_TYPES } from "../../../../schema/db/webhook-tables.ts";
+import { INBOUND_SCHEMES, WEBHOOK_EVENT_TYPES } from "../../db/webhook-tables.ts";
 import { isJsonPointer } from "../../webhooks/read-json-pointer.ts";
 import { pageQueryFields } from "./page-query-fields.ts";
 

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
-import type { ResponseEcho } from "../../../../schema/db/timeline-event.ts";
+import type { ResponseEcho } from "../../db/timeline-event.ts";
 import { ApiError } from "../../api/errors/api-error.ts";
 import { createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatResponseObject, type ResponseFormatOptions } from "../../api/format/format-response-object.ts";

@@ -1,4 +1,4 @@
-import type { InboundConfig, InboundScheme } from "../../../../schema/db/webhook-tables.ts";
+import type { InboundConfig, InboundScheme } from "../../db/webhook-tables.ts";
 import { generateWebhookSecret } from "../../webhooks/webhook-signatures.ts";
 
 /** The API's snake_case inbound settings as stored; a Standard Webhooks sender without a secret gets a new one. */

@@ -1,12 +1,8 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-/** The three outbound event types; an endpoint subscribes to a non-empty subset. */
-export const WEBHOOK_EVENT_TYPES = [
-  "conversation.turn.completed",
-  "conversation.turn.failed",
-  "conversation.summary.created",
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+import type { WebhookEventType } from "../../../schema/api/webhook-events.ts";
+
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "../../../schema/api/webhook-events.ts";
 
 export const INBOUND_SCHEMES = ["standard", "github", "slack"] as const;
 export type InboundScheme = (typeof INBOUND_SCHEMES)[number];

@@ -5,8 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
-import { requestRoute, requestSummary } from "../../schema/wire/client/hop-client.ts";
-import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import { requestRoute, requestSummary } from "../src/nats/hop-client.ts";
+import { streamAnswer } from "../src/nats/answer-stream.ts";
 
 const [hop, ...rest] = process.argv.slice(2);
 const usage = 'usage: npm run hop -- route "<text>" | answer <adapter> "<text>" | summary <adapter> "<text>"';

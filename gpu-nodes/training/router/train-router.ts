@@ -11,14 +11,11 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findCatalogEntry, resolveModelsDir } from "../../gpu-nodes/tools/models/model-catalog.ts";
-import {
-  TRAINED_ROUTER_DIR,
-  type TrainedRouterManifest,
-} from "../../gpu-nodes/tools/models/find-trained-router.ts";
-import { DEFAULT_CORPUS_DIR } from "../../gpu-nodes/training/router/check-corpus.ts";
+import { findCatalogEntry, resolveModelsDir } from "../../tools/models/model-catalog.ts";
+import { TRAINED_ROUTER_DIR, type TrainedRouterManifest } from "../../tools/models/find-trained-router.ts";
+import { DEFAULT_CORPUS_DIR } from "./check-corpus.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
+const ROOT = new URL("../../../", import.meta.url).pathname;
 const WORK = join(ROOT, ".cache/router");
 const VENV = join(ROOT, ".cache/venv-router");
 const REQUIREMENTS = join(ROOT, "gpu-nodes/training/router/requirements.txt");

@@ -1,5 +1,18 @@
 import { z } from "zod";
-import { timingsSchema, toolCallSchema, usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
+import {
+  timingsSchema,
+  toolCallSchema,
+  usageSchema,
+  wireErrorCodeSchema,
+} from "../../../schema/wire/v1/index.ts";
+import { answerTakeoverSchema, placementSchema } from "../../../schema/api/hop-facts.ts";
+
+export {
+  answerTakeoverSchema,
+  placementSchema,
+  type AnswerTakeover,
+  type Placement,
+} from "../../../schema/api/hop-facts.ts";
 
 /**
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
@@ -23,14 +36,6 @@ export const edgeHopTimingsSchema = z.object({
   firstTokenMs: z.number().nonnegative().optional(),
 });
 export type EdgeHopTimings = z.infer<typeof edgeHopTimingsSchema>;
-
-/** Where the edge sent a hop and why, with the nodes that failed it first (failover). */
-export const placementSchema = z.object({
-  reason: z.enum(["warm", "spill", "least-loaded", "queue-group"]),
-  spilledFrom: z.string().optional(),
-  attempts: z.array(z.object({ nodeId: z.string().optional(), code: wireErrorCodeSchema })),
-});
-export type Placement = z.infer<typeof placementSchema>;
 
 const hopFactsSchema = z.object({
   nodeId: z.string(),
@@ -156,18 +161,6 @@ export const routeDecisionEventSchema = z.object({
    */
   summaryInterim: z.literal(true).optional(),
 });
-
-/**
- * A node that died or stalled mid-answer, and the node that continued the answer from the text already streamed
- * (its prompt: the answer prompt plus that text). `atChar` is where in the answer text the new node took over.
- */
-export const answerTakeoverSchema = z.object({
-  fromNode: z.string(),
-  toNode: z.string(),
-  atChar: z.int().nonnegative(),
-  code: wireErrorCodeSchema,
-});
-export type AnswerTakeover = z.infer<typeof answerTakeoverSchema>;
 
 export const answerEventSchema = z.object({
   ...base,

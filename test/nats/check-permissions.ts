@@ -3,7 +3,7 @@
  * certificates and keys. It drives the real clients: the GPU node process (its .creds, TLS) and the edge's own
  * hop functions over wss (wsconnect, as in workerd), then checks what each role must NOT be able to do.
  *
- *   node --experimental-websocket --import tsx infra/nats/check-permissions.ts cluster|supercluster
+ *   node --experimental-websocket --import tsx test/nats/check-permissions.ts cluster|supercluster
  *
  * Inputs (set by check-configs.sh): CHECK_CREDS_DIR, CHECK_LOGS (the servers' log files), and CHECK_TCP + CHECK_WS
  * (cluster) or CHECK_EU_TCP, CHECK_US_TCP, CHECK_US_WS (supercluster); NODE_EXTRA_CA_CERTS trusts the throwaway CA.
@@ -23,14 +23,14 @@ import {
   buildHopSubject,
   buildNodeHopSubject,
 } from "../../schema/wire/v1/index.ts";
-import { requestRoute, requestSummary } from "../../schema/wire/client/hop-client.ts";
-import { streamAnswer } from "../../schema/wire/client/answer-stream.ts";
+import { requestRoute, requestSummary } from "../../workers/src/nats/hop-client.ts";
+import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import {
   FIXTURE_MODEL_PATH,
   LOCAL_MODELS_DIR,
   REPO_ROOT,
   resolveLocalModels,
-} from "../local/resolve-local-models.ts";
+} from "../../infra/local/resolve-local-models.ts";
 
 const mode = process.argv[2];
 const env = (name: string): string => {

@@ -2,11 +2,11 @@
  * Checks an exported l0 GGUF against the PyTorch model it came from: llama.cpp (through the node's own engine)
  * loads base + adapter and scores the labels of the examples the trainer wrote with --check; the two label
  * distributions must agree (quantized matmuls and f32 torch differ a little, a layout bug differs a lot).
- * Usage: tsx infra/router/check-adapter.ts <base.gguf> <l0.gguf> <prompts.jsonl> <check.jsonl>
+ * Usage: tsx gpu-nodes/training/router/check-adapter.ts <base.gguf> <l0.gguf> <prompts.jsonl> <check.jsonl>
  */
 import { readFileSync } from "node:fs";
-import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
-import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { createLlamaEngine } from "../../src/engine/llama/create-llama-engine.ts";
+import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
 
 const [basePath, loraPath, promptsPath, checkPath] = process.argv.slice(2);
 if (!basePath || !loraPath || !promptsPath || !checkPath) throw new Error("usage: see the header");
