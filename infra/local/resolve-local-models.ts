@@ -16,7 +16,7 @@ import {
   runPip,
   type PullModelDeps,
 } from "../../gpu-nodes/tools/models/pull-model.ts";
-import { DEFAULT_ADAPTER_IDS, ROUTER_ADAPTER } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS, ROUTER_ADAPTER } from "../../schema/wire/v2/index.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** Made by llama.cpp's own converter; lives beside the checkout and is never copied into it. */

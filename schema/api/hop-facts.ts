@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { wireErrorCodeSchema } from "../wire/v1/index.ts";
+import { wireErrorCodeSchema } from "../wire/v2/index.ts";
 
 // Hop facts the public API shows (`mol.placement`, `mol.takeovers`) and the timeline stores.
 

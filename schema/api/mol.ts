@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { answerTakeoverSchema, placementSchema } from "./hop-facts.ts";
-import { usageSchema, wireErrorCodeSchema } from "../wire/v1/index.ts";
+import { usageSchema, wireErrorCodeSchema } from "../wire/v2/index.ts";
 
 // The `mol` extension object: the MoL facts of one turn, on Responses, chat completions (and their chunks) and
 // assistant items. The edge builds it (its type is this schema's), the CLI reads it back with the same schema.

@@ -1,4 +1,4 @@
-import { templateFamilySchema, type TemplateFamily } from "../wire/v1/index.ts";
+import { templateFamilySchema, type TemplateFamily } from "../wire/v2/index.ts";
 import type { HarnessTemplates } from "./harness-settings.ts";
 
 /**

@@ -5,7 +5,7 @@ import {
   ROUTER_ADAPTER,
   SPECIALIST_LABELS,
   type SpecialistLabel,
-} from "../wire/v1/index.ts";
+} from "../wire/v2/index.ts";
 import { CHAT_TEMPLATE_FAMILIES, type ChatTemplateFamily } from "./chat-templates.ts";
 import { GENUI_CONTRACT_PROMPT, GENUI_CONTRACT_PROMPT_SHORT } from "./genui-contract-prompt.ts";
 import {

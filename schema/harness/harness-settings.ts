@@ -5,7 +5,7 @@ import {
   MAX_SUMMARY_TOKENS,
   adapterIdSchema,
   samplingSchema,
-} from "../wire/v1/index.ts";
+} from "../wire/v2/index.ts";
 
 /** Literal version of the harness document; a change of shape gets a new one. */
 export const HARNESS_VERSION = "molmesh.harness.v1" as const;

@@ -1,7 +1,7 @@
 import { APIError } from "openai";
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { EngineFailureError } from "../../schema/wire/v1/index.ts";
+import { EngineFailureError } from "../../schema/wire/v2/index.ts";
 import {
   createChatCompletionEventStream,
   replayChatCompletionEventStream,

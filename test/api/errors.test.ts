@@ -5,7 +5,7 @@ import {
   WIRE_ERROR_CODES,
   rebuildWireError,
   type WireErrorCode,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import {
   ApiError,
   mapWireErrorToApiError,

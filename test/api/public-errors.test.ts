@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NoRespondersError, type WireErrorCode } from "../../schema/wire/v1/index.ts";
+import { NoRespondersError, type WireErrorCode } from "../../schema/wire/v2/index.ts";
 import { formatChatCompletion } from "../../workers/src/api/format/format-chat-completion.ts";
 import { formatItem, formatTurnItems } from "../../workers/src/api/format/format-item.ts";
 import { formatResponseObject } from "../../workers/src/api/format/format-response-object.ts";

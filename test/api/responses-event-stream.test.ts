@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { DeadlineExceededError } from "../../schema/wire/v1/index.ts";
+import { DeadlineExceededError } from "../../schema/wire/v2/index.ts";
 import {
   createResponsesEventStream,
   replayResponsesEventStream,

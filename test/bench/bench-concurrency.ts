@@ -10,7 +10,7 @@ import { appendFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
-import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
+import { SPECIALIST_LABELS } from "../../schema/wire/v2/index.ts";
 import { SMOLLM2_LABEL, findSmollm2Model } from "../harness/find-smollm2-model.ts";
 import { findFreePort } from "../harness/free-port.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";

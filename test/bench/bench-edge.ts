@@ -8,7 +8,7 @@
 import { writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_ADAPTER_IDS, ROUTER_ADAPTER } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS, ROUTER_ADAPTER } from "../../schema/wire/v2/index.ts";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
 import {
   DEFAULT_BASE_MODEL,

@@ -21,7 +21,7 @@ import { measureFleetRun, type HopSample } from "./measure-fleet-run.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 import { SMOLLM2_LABEL, findSmollm2Model } from "../harness/find-smollm2-model.ts";
-import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v2/index.ts";
 
 const NODES = Number(process.env.MOL_BENCH_NODES ?? 4);
 const CONVERSATIONS = Number(process.env.MOL_BENCH_CONVERSATIONS ?? 64);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
-import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v2/index.ts";
 import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";

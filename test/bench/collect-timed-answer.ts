@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { AnswerRequestInput } from "../../schema/wire/v1/index.ts";
+import type { AnswerRequestInput } from "../../schema/wire/v2/index.ts";
 import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import type { CollectedAnswer } from "../harness/collect-answer.ts";
 

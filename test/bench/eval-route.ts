@@ -38,7 +38,7 @@ import {
   buildDefaultHarness,
 } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-settings.ts";
-import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { createMemoryLogger } from "../harness/start-test-node.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";

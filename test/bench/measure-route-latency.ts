@@ -1,6 +1,6 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";
-import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 
 /**

@@ -8,7 +8,7 @@
 import { connect } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
-import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v2/index.ts";
 import { createInstantEngine } from "./create-instant-engine.ts";
 
 const env = process.env;

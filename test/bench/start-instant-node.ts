@@ -1,5 +1,5 @@
 import { connect } from "@nats-io/transport-node";
-import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v2/index.ts";
 import { startGpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { createMemoryLogger } from "../harness/start-test-node.ts";
 import { createInstantEngine } from "./create-instant-engine.ts";

@@ -1,4 +1,4 @@
-import type { WireErrorCode } from "../../schema/wire/v1/index.ts";
+import type { WireErrorCode } from "../../schema/wire/v2/index.ts";
 import type { TurnRecord, TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import { ApiError, toErrorEnvelope } from "../../workers/src/api/errors/api-error.ts";
 import { createResponsesEventStream } from "../../workers/src/api/sse/create-responses-event-stream.ts";

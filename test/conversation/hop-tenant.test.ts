@@ -4,7 +4,7 @@ import {
   TENANT_QUEUE_FEATURE,
   WIRE_VERSION,
   type NodeStatus,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { mapTurnErrorToApiError } from "../../workers/src/api/errors/api-error.ts";
 import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";

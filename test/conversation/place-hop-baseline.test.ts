@@ -4,7 +4,7 @@ import {
   buildHopSubject,
   buildNodeHopSubject,
   type NodeStatus,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { placeHop, type HopPlacement } from "../../workers/src/conversation/place-hop.ts";
 import { PlacementLedger, estimatePromptTokens } from "../../workers/src/fleet/placement-ledger.ts";
 

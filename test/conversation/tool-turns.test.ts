@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";
-import { WIRE_VERSION, outputConstraintSchema } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION, outputConstraintSchema } from "../../schema/wire/v2/index.ts";
 import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
 import type { StartTurnRequest, StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";

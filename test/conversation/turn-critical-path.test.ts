@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EngineFailureError, WIRE_VERSION, type AnswerRequestInput } from "../../schema/wire/v1/index.ts";
+import { EngineFailureError, WIRE_VERSION, type AnswerRequestInput } from "../../schema/wire/v2/index.ts";
 import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";
 import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";

@@ -9,7 +9,7 @@ import {
   type SummaryRequestInput,
   type SummaryResult,
   type Usage,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import type { HopClient } from "../../workers/src/nats/hop-client.ts";
 import type { HopCallOptions } from "../../workers/src/nats/hop-transport.ts";
 import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";

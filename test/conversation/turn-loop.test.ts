@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { EngineFailureError, NoRespondersError } from "../../schema/wire/v1/index.ts";
+import { EngineFailureError, NoRespondersError } from "../../schema/wire/v2/index.ts";
 import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
 import { startStatelessTurn } from "../../workers/src/conversation/turn-loop.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";

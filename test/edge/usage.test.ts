@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
-import type { Usage } from "../../schema/wire/v1/index.ts";
+import type { Usage } from "../../schema/wire/v2/index.ts";
 import { TEST_ADMIN_TOKEN, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 import { queryLocalD1 } from "../harness/query-local-d1.ts";
 import { startWebhookReceiver, type ReceivedWebhook } from "../harness/start-webhook-receiver.ts";

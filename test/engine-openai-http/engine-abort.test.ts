@@ -1,6 +1,6 @@
 import { delay, http } from "msw";
 import { describe, expect, it } from "vitest";
-import { CancelledError, DeadlineExceededError, EngineFailureError } from "../../schema/wire/v1/index.ts";
+import { CancelledError, DeadlineExceededError, EngineFailureError } from "../../schema/wire/v2/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   DEFAULT_VLLM_LORAS,

@@ -6,7 +6,7 @@ import {
   OverloadedError,
   MolWireError,
   UnknownAdapterError,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   DEFAULT_VLLM_LORAS,

@@ -2,7 +2,7 @@ import { http } from "msw";
 import { describe, expect, it } from "vitest";
 import type { SubsetSchema } from "../../schema/tools/json-schema-subset.ts";
 import { buildToolCallSchema, TOOL_CALL_MARKER } from "../../schema/tools/tool-call-text.ts";
-import { BadRequestError } from "../../schema/wire/v1/index.ts";
+import { BadRequestError } from "../../schema/wire/v2/index.ts";
 import type { EngineConstraint } from "../../gpu-nodes/src/engine/engine.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {

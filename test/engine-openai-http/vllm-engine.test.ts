@@ -1,6 +1,6 @@
 import { http } from "msw";
 import { describe, expect, it } from "vitest";
-import { UnknownAdapterError } from "../../schema/wire/v1/index.ts";
+import { UnknownAdapterError } from "../../schema/wire/v2/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   BASE_MODEL,

@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CancelledError, DeadlineExceededError, OverloadedError } from "../../schema/wire/v1/index.ts";
+import { CancelledError, DeadlineExceededError, OverloadedError } from "../../schema/wire/v2/index.ts";
 import { Admission } from "../../gpu-nodes/src/service/admission.ts";
 
 const never = new AbortController().signal;

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { WIRE_VERSION, type NodeStatus } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION, type NodeStatus } from "../../schema/wire/v2/index.ts";
 import {
   DEFAULT_NODE_LOAD,
   ESTIMATE_TOLERANCE,

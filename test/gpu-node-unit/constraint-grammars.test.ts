@@ -6,7 +6,7 @@ import {
   tightenJsonSchemaGrammar,
 } from "../../gpu-nodes/src/engine/llama/constraint-grammars.ts";
 import { encodeNumberSentinel } from "../../schema/tools/json-schema-convert.ts";
-import { MolWireError } from "../../schema/wire/v1/index.ts";
+import { MolWireError } from "../../schema/wire/v2/index.ts";
 
 /** The shape node-llama-cpp 3.21 generates for `{type: "object", properties: {n: integer, x: number}}`. */
 const GENERATED = [

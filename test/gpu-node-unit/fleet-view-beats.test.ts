@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WIRE_VERSION, type NodeStatus } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION, type NodeStatus } from "../../schema/wire/v2/index.ts";
 import { chooseNode } from "../../workers/src/fleet/choose-node.ts";
 import { FleetView } from "../../workers/src/fleet/fleet-view.ts";
 import { PlacementLedger } from "../../workers/src/fleet/placement-ledger.ts";

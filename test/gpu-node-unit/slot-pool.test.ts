@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { OverloadedError } from "../../schema/wire/v1/index.ts";
+import { OverloadedError } from "../../schema/wire/v2/index.ts";
 import { SlotPool } from "../../gpu-nodes/src/engine/llama/slot-pool.ts";
 
 const never = new AbortController().signal;

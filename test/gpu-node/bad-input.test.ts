@@ -5,7 +5,7 @@ import {
   errorReplySchema,
   streamPartSchema,
   type Hop,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";

@@ -4,7 +4,7 @@ import {
   DeadlineExceededError,
   OverloadedError,
   WIRE_VERSION,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { DEFAULT_CONTEXT_TOKENS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { renderAfterRouteLabel, renderRouterViewOpening } from "../../schema/harness/render-view-lines.ts";
-import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { measureKvReuse } from "../bench/measure-kv-reuse.ts";
 import { renderExamplePrompt, type RoutingExample } from "../bench/routing/render-router-prompts.ts";
 import { renderAppendOnlyView } from "../bench/render-naive-view.ts";

@@ -1,7 +1,7 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { http } from "msw";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EngineFailureError, WIRE_VERSION } from "../../schema/wire/v1/index.ts";
+import { EngineFailureError, WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import { startGpuNode, type GpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";

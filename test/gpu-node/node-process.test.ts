@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { NODE_STATUS_BUCKET, WIRE_VERSION, buildNodeStatusKey } from "../../schema/wire/v1/index.ts";
+import { NODE_STATUS_BUCKET, WIRE_VERSION, buildNodeStatusKey } from "../../schema/wire/v2/index.ts";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
 import { findFreePort } from "../harness/free-port.ts";

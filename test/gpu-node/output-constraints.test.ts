@@ -7,7 +7,7 @@ import {
   streamPartSchema,
   type OutputConstraintInput,
   type ToolDefinition,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { answerInput, collectAnswer, type CollectedAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";

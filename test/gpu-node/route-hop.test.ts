@@ -5,7 +5,7 @@ import {
   DEFAULT_ROUTE_MAX_TOKENS,
   SPECIALIST_LABELS,
   WIRE_VERSION,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";

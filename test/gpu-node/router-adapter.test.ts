@@ -13,7 +13,7 @@ import {
   buildNodeStatusKey,
   decodeWireMessage,
   nodeStatusSchema,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { requestRoute } from "../../workers/src/nats/hop-client.ts";
 import { buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { renderRouterViewOpening } from "../../schema/harness/render-view-lines.ts";
-import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";

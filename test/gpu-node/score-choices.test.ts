@@ -6,7 +6,7 @@ import { findTrainedRouter } from "../../gpu-nodes/tools/models/find-trained-rou
 import { loadCorpus } from "../../gpu-nodes/training/router/check-corpus.ts";
 import { weightsSha256s } from "../../gpu-nodes/tools/models/model-catalog.ts";
 import { buildDefaultHarness } from "../../schema/harness/default-harness.ts";
-import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
+import { SPECIALIST_LABELS } from "../../schema/wire/v2/index.ts";
 import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
 import { REAL_MODEL, REAL_MODEL_PATH, skipWithoutRealModel } from "../harness/real-model.ts";
 

@@ -1,5 +1,5 @@
 import { LlamaModel } from "node-llama-cpp";
-import { OverloadedError } from "../../schema/wire/v1/index.ts";
+import { OverloadedError } from "../../schema/wire/v2/index.ts";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Engine, EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
 import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";

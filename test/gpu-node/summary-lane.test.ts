@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { requestSummary } from "../../workers/src/nats/hop-client.ts";
 import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";

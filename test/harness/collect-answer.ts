@@ -4,7 +4,7 @@ import {
   type AnswerRequestInput,
   type FinishPart,
   type ToolCallDeltaPart,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import type { HopCallOptions } from "../../workers/src/nats/hop-client.ts";
 

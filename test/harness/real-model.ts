@@ -6,7 +6,7 @@ import {
   findCatalogEntry,
   resolveModelsDir,
 } from "../../gpu-nodes/tools/models/model-catalog.ts";
-import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v2/index.ts";
 import { TEST_MODELS_DIR } from "./paths.ts";
 
 /**

@@ -22,7 +22,7 @@ import {
   WIRE_VERSION,
   buildHopSubject,
   buildNodeHopSubject,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { requestRoute, requestSummary } from "../../workers/src/nats/hop-client.ts";
 import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import {

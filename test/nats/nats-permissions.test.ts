@@ -19,7 +19,7 @@ import {
   buildNodeStatusKey,
   decodeWireMessage,
   nodeStatusSchema,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import type { NodeLogger } from "../../gpu-nodes/src/service/serve-hops.ts";
 import { startGpuNode, type GpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import {

@@ -16,7 +16,7 @@ import {
   toStrictJsonSchema,
 } from "../../schema/tools/json-schema-convert.ts";
 import { validateJsonValue } from "../../schema/tools/validate-json-value.ts";
-import { WIRE_VERSION, answerRequestSchema, outputConstraintSchema } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION, answerRequestSchema, outputConstraintSchema } from "../../schema/wire/v2/index.ts";
 import { objectSchemaArb, subsetSchemaArb } from "./schema-arbitrary.ts";
 
 const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({

@@ -17,7 +17,7 @@ import {
 import { readMaxUserMessageBytes } from "../../schema/harness/measure-view-room.ts";
 import { clipMiddleWithMark, cleanConversationText, countUtf8Bytes } from "../../schema/harness/utf8.ts";
 import { chatTemplateFamilySchema } from "../../schema/harness/chat-templates.ts";
-import type { NodeStatus } from "../../schema/wire/v1/index.ts";
+import type { NodeStatus } from "../../schema/wire/v2/index.ts";
 import { readServedModel } from "../../workers/src/fleet/read-served-model.ts";
 
 describe("chat format detection from GGUF metadata", () => {

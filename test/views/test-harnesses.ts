@@ -2,7 +2,7 @@ import { CHAT_TEMPLATE_FAMILIES, chatTemplateFamilySchema } from "../../schema/h
 import { DEFAULT_HARNESS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
 import type { SummaryWaitSettings } from "../../schema/harness/harness-settings.ts";
-import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
+import { SPECIALIST_LABELS } from "../../schema/wire/v2/index.ts";
 import { readViewText, type ConversationViews } from "../../workers/src/views/conversation-views.ts";
 
 /** Replaces every specialist's settings with `patch` applied, and validates the result. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import type { HopFacts, TimelineEvent } from "../../workers/src/db/timeline-event.ts";
-import { SPECIALIST_LABELS, type SpecialistLabel } from "../../schema/wire/v1/index.ts";
+import { SPECIALIST_LABELS, type SpecialistLabel } from "../../schema/wire/v2/index.ts";
 
 /** One turn of a generated timeline, before it becomes events. */
 export interface TurnSpec {

@@ -4,7 +4,7 @@ import type { TimelineEvent } from "../../workers/src/db/timeline-event.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { measureViewRoom } from "../../schema/harness/measure-view-room.ts";
 import { countUtf8Bytes } from "../../schema/harness/utf8.ts";
-import { SPECIALIST_LABELS } from "../../schema/wire/v1/index.ts";
+import { SPECIALIST_LABELS } from "../../schema/wire/v2/index.ts";
 import {
   createConversationViews,
   findView,

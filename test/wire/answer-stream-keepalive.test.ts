@@ -7,7 +7,7 @@ import {
   buildHopSubject,
   encodeWireMessage,
   type StreamPart,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
 import { answerInput } from "../harness/collect-answer.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";

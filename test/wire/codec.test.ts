@@ -18,7 +18,7 @@ import {
   routeRequestSchema,
   streamPartSchema,
   toWireErrorPayload,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 const route = {

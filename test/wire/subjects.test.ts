@@ -4,7 +4,7 @@ import {
   buildHopSubject,
   buildNodeHopSubject,
   buildNodeStatusKey,
-} from "../../schema/wire/v1/index.ts";
+} from "../../schema/wire/v2/index.ts";
 
 describe("NATS subjects", () => {
   it("carry the wire version and keep the affinity path apart from the queue-group path", () => {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
-import { WIRE_VERSION } from "../../schema/wire/v1/index.ts";
+import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { requestRoute, requestSummary } from "../src/nats/hop-client.ts";
 import { streamAnswer } from "../src/nats/answer-stream.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_ADAPTER_IDS, adapterIdSchema, isValidSubjectToken } from "../../../schema/wire/v1/index.ts";
+import { DEFAULT_ADAPTER_IDS, adapterIdSchema, isValidSubjectToken } from "../../../schema/wire/v2/index.ts";
 
 export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 /** Tokens of KV per slot; the tiny test model and most chat models accept this. */

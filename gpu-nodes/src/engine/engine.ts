@@ -5,7 +5,7 @@ import type {
   NodeFeature,
   ServedModel,
   Usage,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import type { HopPriorityStats } from "./hop-priority.ts";
 
 /**

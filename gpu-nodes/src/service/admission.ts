@@ -1,4 +1,4 @@
-import { OverloadedError } from "../../../schema/wire/v1/index.ts";
+import { OverloadedError } from "../../../schema/wire/v2/index.ts";
 
 /** The queue every hop without a tenant id shares (older edges, direct wire clients). */
 export const ANONYMOUS_TENANT = "anonymous";

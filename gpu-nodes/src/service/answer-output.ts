@@ -13,7 +13,7 @@ import {
   type TextDeltaPart,
   type ToolCall,
   type ToolCallDeltaPart,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import type { EngineConstraint, EngineGenerateResult } from "../engine/engine.ts";
 
 /** The parts this module emits, before the writer stamps `version` and `seq`. */

@@ -3,7 +3,7 @@ import {
   TENANT_QUEUE_FEATURE,
   WIRE_VERSION,
   type NodeStatus,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { Admission } from "./admission.ts";
 import type { NodeLoadMeter } from "./node-load.ts";

@@ -8,7 +8,7 @@ import {
   type StreamPart,
   type SummaryRequest,
   type SummaryResult,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import type { Engine, EngineGenerateResult } from "../engine/engine.ts";
 import { createAnswerOutput } from "./answer-output.ts";
 

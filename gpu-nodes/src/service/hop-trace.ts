@@ -9,7 +9,7 @@ import {
   type Tracer,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { REQUEST_ID_HEADER, type Hop } from "../../../schema/wire/v1/index.ts";
+import { REQUEST_ID_HEADER, type Hop } from "../../../schema/wire/v2/index.ts";
 
 /** The node's tracer name; spans go wherever the registered provider sends them (nowhere by default). */
 export const NODE_TRACER_NAME = "molmesh-gpu-node";

@@ -1,4 +1,4 @@
-import { BadRequestError, CancelledError, DeadlineExceededError } from "../../../schema/wire/v1/index.ts";
+import { BadRequestError, CancelledError, DeadlineExceededError } from "../../../schema/wire/v2/index.ts";
 
 export interface InFlightRequest {
   signal: AbortSignal;

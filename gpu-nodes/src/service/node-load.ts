@@ -1,4 +1,4 @@
-import type { NodeLoad } from "../../../schema/wire/v1/index.ts";
+import type { NodeLoad } from "../../../schema/wire/v2/index.ts";
 
 /** Prefills shorter than this are mostly per-call overhead and would understate the rate. */
 const MIN_TIMED_PREFILL_TOKENS = 32;

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Hop, Usage } from "../../../schema/wire/v1/index.ts";
+import type { Hop, Usage } from "../../../schema/wire/v2/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { HopPriorityStats } from "../engine/hop-priority.ts";
 import type { Admission } from "./admission.ts";

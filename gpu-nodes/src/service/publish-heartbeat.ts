@@ -5,7 +5,7 @@ import {
   buildNodeStatusKey,
   encodeWireMessage,
   type NodeStatus,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import type { NodeLogger } from "./serve-hops.ts";
 
 export interface HeartbeatOptions {

@@ -18,7 +18,7 @@ import {
   toWireErrorPayload,
   type Hop,
   type Usage,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { Admission } from "./admission.ts";
 import type { InFlightRequests } from "./in-flight-requests.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { adapterIdSchema, type AdapterId } from "../v1/adapter-id.ts";
+import { adapterIdSchema, type AdapterId } from "./adapter-id.ts";
 
 /** Hex digits of an adapter revision in its served name (`label@<rev>`): 48 bits, as git's short ids grow to. */
 export const ADAPTER_REV_HEX = 12;

@@ -21,7 +21,7 @@ import { genuiOriginGuard, registerGenuiRoutes } from "./routes/genui-routes.ts"
 import { registerGenuiOpenApiPaths } from "./register-genui-openapi-paths.ts";
 import { observeRequests } from "./observe-request.ts";
 import { limitWrites } from "./admit-turn.ts";
-import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
+import type { HopTraceContext } from "../../../schema/wire/v2/index.ts";
 
 /**
  * The public API (OpenAI-compatible, under /v1). Runtime-agnostic: the adapter passes `resolveDeps`, which turns

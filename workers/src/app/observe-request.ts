@@ -4,7 +4,7 @@ import {
   TRACEPARENT_HEADER,
   TRACESTATE_HEADER,
   type HopTraceContext,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import { ApiError, toApiError } from "../api/errors/api-error.ts";
 import { injectTraceContext, readTraceId, startEdgeSpan } from "../nats/trace-context.ts";
 import type { AppDeps, AppEnv } from "./app-deps.ts";

@@ -1,6 +1,6 @@
 import { credsAuthenticator, wsconnect, type NatsConnection } from "@nats-io/nats-core";
 import type { HopClient } from "../nats/hop-client.ts";
-import { NoRespondersError } from "../../../schema/wire/v1/index.ts";
+import { NoRespondersError } from "../../../schema/wire/v2/index.ts";
 
 /** A Durable Object drops its NATS connection after this long with no hop in flight, so it can be evicted. */
 export const DEFAULT_NATS_IDLE_MS = 60_000;

@@ -3,7 +3,7 @@ import type { ConversationHandle, StartTurnResult, TurnRefusal } from "../conver
 import type { ConversationObject } from "./conversation-object.ts";
 
 import { ATTACH_PATH, STATELESS_TURN_PATH, TURN_PATH } from "./turn-paths.ts";
-import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
+import type { HopTraceContext } from "../../../schema/wire/v2/index.ts";
 import { toTraceHeaders } from "./turn-traces.ts";
 
 /**

@@ -5,7 +5,7 @@ import {
   decodeWireMessage,
   nodeStatusSchema,
   type NodeStatus,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import type { FleetHealth } from "../fleet/fleet-view.ts";
 import { connectNatsFromEnv, type NatsConnector } from "./connect-nats.ts";
 import type { Env } from "./env.ts";

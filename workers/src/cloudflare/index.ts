@@ -12,7 +12,7 @@ import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
 import { readWebhookSettings } from "./read-webhook-settings.ts";
 import { ensureEdgeTracing, flushEdgeTracing } from "./edge-tracing.ts";
 import type { RequestLogLine, RequestTelemetry } from "../app/request-telemetry.ts";
-import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
+import type { HopTraceContext } from "../../../schema/wire/v2/index.ts";
 
 import type { ConversationObject } from "./conversation-object.ts";
 import type { FleetObject } from "./fleet-object.ts";

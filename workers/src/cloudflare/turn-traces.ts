@@ -3,7 +3,7 @@ import {
   TRACEPARENT_HEADER,
   TRACESTATE_HEADER,
   type HopTraceContext,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 
 /** More turns than one conversation object ever runs at once; past it the oldest entries go. */
 const MAX_TRACKED_TURNS = 256;

@@ -1,4 +1,4 @@
-import type { Usage } from "../../../schema/wire/v1/index.ts";
+import type { Usage } from "../../../schema/wire/v2/index.ts";
 import type { UsageAttribution } from "./conversation-rpc.ts";
 import type { AnswerProgress } from "./turn-hops.ts";
 import type { TurnMol, TurnRecord } from "./turn-record.ts";

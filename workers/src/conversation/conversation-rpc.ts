@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { outputConstraintSchema, samplingSchema } from "../../../schema/wire/v1/index.ts";
+import { outputConstraintSchema, samplingSchema } from "../../../schema/wire/v2/index.ts";
 import {
   contextMessageSchema,
   responseEchoSchema,

@@ -6,7 +6,7 @@ import {
   toWireErrorPayload,
   type Hop,
   type NodeStatus,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import { chooseNode } from "../fleet/choose-node.ts";
 import type { HopPlacement } from "../fleet/fleet-view.ts";
 

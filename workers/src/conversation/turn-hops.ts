@@ -11,7 +11,7 @@ import {
   type OutputConstraint,
   type StartPart,
   type ToolCallDeltaPart,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import { renderToolCallText } from "./tool-turn-text.ts";
 import type { HopClient } from "../nats/hop-client.ts";
 import type { SamplingOverrides } from "./conversation-rpc.ts";

@@ -32,7 +32,7 @@
  * answer), and a summary that lands later reaches only the compact forms of its turn.
  * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
  */
-import { toWireErrorPayload, type OutputConstraint } from "../../../schema/wire/v1/index.ts";
+import { toWireErrorPayload, type OutputConstraint } from "../../../schema/wire/v2/index.ts";
 import { toolsChanged, type ViewTool } from "../../../schema/harness/tools-block.ts";
 import { readSummaryWait } from "../../../schema/harness/harness-settings.ts";
 import type { TimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";

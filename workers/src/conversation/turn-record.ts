@@ -1,5 +1,5 @@
 import type { TurnMol } from "../../../schema/api/mol.ts";
-import type { ToolCall, WireErrorCode } from "../../../schema/wire/v1/index.ts";
+import type { ToolCall, WireErrorCode } from "../../../schema/wire/v2/index.ts";
 import type { ResponseEcho, ToolResult } from "../db/timeline-event.ts";
 import type { StageTimings } from "../lib/stage-timings.ts";
 

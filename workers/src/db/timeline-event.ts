@@ -4,7 +4,7 @@ import {
   toolCallSchema,
   usageSchema,
   wireErrorCodeSchema,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import { answerTakeoverSchema, placementSchema } from "../../../schema/api/hop-facts.ts";
 
 export {

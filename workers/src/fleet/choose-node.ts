@@ -1,4 +1,4 @@
-import type { NodeLoad, NodeStatus } from "../../../schema/wire/v1/index.ts";
+import type { NodeLoad, NodeStatus } from "../../../schema/wire/v2/index.ts";
 
 export type PlacementReason =
   /** The node holds this (conversation, adapter) KV. */

@@ -1,4 +1,4 @@
-import type { Hop, NodeStatus } from "../../../schema/wire/v1/index.ts";
+import type { Hop, NodeStatus } from "../../../schema/wire/v2/index.ts";
 import type { PlacedHop } from "./placement-ledger.ts";
 
 /**

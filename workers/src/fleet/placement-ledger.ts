@@ -1,4 +1,4 @@
-import type { Hop } from "../../../schema/wire/v1/index.ts";
+import type { Hop } from "../../../schema/wire/v2/index.ts";
 
 /** Past this a placement no longer counts as unseen work, heartbeat or not (a node beats every few seconds). */
 export const RECENT_HOP_WINDOW_MS = 5_000;

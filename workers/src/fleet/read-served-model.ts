@@ -1,5 +1,5 @@
 import type { ServedModelProfile } from "../../../schema/harness/default-harness.ts";
-import type { NodeStatus } from "../../../schema/wire/v1/index.ts";
+import type { NodeStatus } from "../../../schema/wire/v2/index.ts";
 
 /**
  * The model the views are rendered and budgeted for, from the heartbeats of the nodes that serve `adapters`.

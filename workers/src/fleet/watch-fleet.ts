@@ -1,6 +1,6 @@
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Kvm } from "@nats-io/kv";
-import { NODE_STATUS_BUCKET, decodeWireMessage, nodeStatusSchema } from "../../../schema/wire/v1/index.ts";
+import { NODE_STATUS_BUCKET, decodeWireMessage, nodeStatusSchema } from "../../../schema/wire/v2/index.ts";
 import type { FleetView } from "./fleet-view.ts";
 
 /**

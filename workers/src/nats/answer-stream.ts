@@ -10,7 +10,7 @@ import {
   streamPartSchema,
   type AnswerRequestInput,
   type StreamPart,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import {
   DEFAULT_REPLY_GRACE_MS,
   hopOutcome,

@@ -18,7 +18,7 @@ import {
   type SummaryRequestInput,
   type SummaryResult,
   type WireVersion,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import { streamAnswer, type AnswerStreamPart } from "./answer-stream.ts";
 import {
   DEFAULT_REPLY_GRACE_MS,

@@ -18,7 +18,7 @@ import {
   TRACESTATE_HEADER,
   type Hop,
   type HopTraceContext,
-} from "../../../schema/wire/v1/index.ts";
+} from "../../../schema/wire/v2/index.ts";
 import { injectTraceContext, startEdgeSpan, type EndableSpan } from "./trace-context.ts";
 
 // What every hop does on NATS whatever its reply shape: per-call options, the NATS → wire error mapping, and

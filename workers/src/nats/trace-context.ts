@@ -10,7 +10,7 @@ import {
   type TextMapSetter,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import type { HopTraceContext } from "../../../schema/wire/v1/index.ts";
+import type { HopTraceContext } from "../../../schema/wire/v2/index.ts";
 
 /**
  * W3C trace context at the edge, through the OpenTelemetry API only: the runtime decides where spans go (see

@@ -7,7 +7,7 @@ import {
 } from "../../../../schema/tools/json-schema-convert.ts";
 import type { SubsetSchema } from "../../../../schema/tools/json-schema-subset.ts";
 import { TOOL_CALL_MARKER } from "../../../../schema/tools/tool-call-text.ts";
-import { EngineFailureError } from "../../../../schema/wire/v1/index.ts";
+import { EngineFailureError } from "../../../../schema/wire/v2/index.ts";
 import { buildChoiceGrammar, type EngineConstraint } from "../engine.ts";
 
 /** Compiled grammars kept per node; schemas come from API callers, so the cache is bounded. */

@@ -12,7 +12,7 @@ import {
   UnknownAdapterError,
   type AdapterId,
   type ServedModel,
-} from "../../../../schema/wire/v1/index.ts";
+} from "../../../../schema/wire/v2/index.ts";
 import {
   type Engine,
   type EngineAdapterInfo,

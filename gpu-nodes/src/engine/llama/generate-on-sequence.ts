@@ -4,7 +4,7 @@ import {
   ContextLengthExceededError,
   EngineFailureError,
   MolWireError,
-} from "../../../../schema/wire/v1/index.ts";
+} from "../../../../schema/wire/v2/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
 import { tokenizePrompt } from "./tokenize-prompt.ts";
 import type { SampledChunk, SlotTokens } from "./slot-tokens.ts";

@@ -1,5 +1,5 @@
 import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
-import { ContextLengthExceededError } from "../../../../schema/wire/v1/index.ts";
+import { ContextLengthExceededError } from "../../../../schema/wire/v2/index.ts";
 import type { EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
 import type { SlotTokens } from "./slot-tokens.ts";
 import { toEngineError } from "./generate-on-sequence.ts";

@@ -1,4 +1,4 @@
-import { OverloadedError } from "../../../../schema/wire/v1/index.ts";
+import { OverloadedError } from "../../../../schema/wire/v2/index.ts";
 
 /** A KV slot (one engine sequence) lent to one request of one conversation. */
 export interface SlotLease<S> {

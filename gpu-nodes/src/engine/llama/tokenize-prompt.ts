@@ -5,7 +5,7 @@ import {
   detectChatTemplateFamily,
   stripSpecialSentinels,
 } from "../../../../schema/harness/chat-templates.ts";
-import type { ServedModel } from "../../../../schema/wire/v1/index.ts";
+import type { ServedModel } from "../../../../schema/wire/v2/index.ts";
 
 const SPECIAL_RUN = new RegExp(`${SPECIAL_OPEN}([^${SPECIAL_OPEN}${SPECIAL_CLOSE}]*)${SPECIAL_CLOSE}`, "gu");
 

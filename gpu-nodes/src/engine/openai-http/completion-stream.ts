@@ -1,6 +1,6 @@
 import { createParser } from "eventsource-parser";
 import { z } from "zod";
-import { EngineFailureError, type FinishReason, type Usage } from "../../../../schema/wire/v1/index.ts";
+import { EngineFailureError, type FinishReason, type Usage } from "../../../../schema/wire/v2/index.ts";
 import type { EngineGenerateResult } from "../engine.ts";
 import {
   mapEngineError,

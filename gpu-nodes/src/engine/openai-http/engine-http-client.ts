@@ -5,7 +5,7 @@ import {
   MolWireError,
   OverloadedError,
   UnknownAdapterError,
-} from "../../../../schema/wire/v1/index.ts";
+} from "../../../../schema/wire/v2/index.ts";
 
 export interface EngineHttpRequest {
   method: "GET" | "POST";

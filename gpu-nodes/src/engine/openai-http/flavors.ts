@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { stripSpecialSentinels } from "../../../../schema/harness/chat-templates.ts";
-import { EngineFailureError, UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v1/index.ts";
+import { EngineFailureError, UnknownAdapterError, type AdapterId } from "../../../../schema/wire/v2/index.ts";
 import { toStrictJsonSchema } from "../../../../schema/tools/json-schema-convert.ts";
 import { buildChoiceGrammar, type EngineConstraint, type EngineGenerateRequest } from "../engine.ts";
 import type { CompletionBody } from "./completion-stream.ts";

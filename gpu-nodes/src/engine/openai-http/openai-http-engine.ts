@@ -3,7 +3,7 @@ import {
   BadRequestError,
   EngineFailureError,
   UnknownAdapterError,
-} from "../../../../schema/wire/v1/index.ts";
+} from "../../../../schema/wire/v2/index.ts";
 import type { Engine, EngineAdapterSlots, EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
 import { runCompletion } from "./completion-stream.ts";
 import { createEngineHttpClient } from "./engine-http-client.ts";

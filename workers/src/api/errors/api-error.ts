@@ -1,4 +1,4 @@
-import { MolWireError, rebuildWireError, type WireErrorCode } from "../../../../schema/wire/v1/index.ts";
+import { MolWireError, rebuildWireError, type WireErrorCode } from "../../../../schema/wire/v2/index.ts";
 
 /** OpenAI-style error `type`s; clients branch on `code`, humans read `message`. */
 export type ApiErrorType =

@@ -1,4 +1,4 @@
-import type { ToolCall } from "../../../../schema/wire/v1/index.ts";
+import type { ToolCall } from "../../../../schema/wire/v2/index.ts";
 import type { TurnMol, TurnRecord } from "../../conversation/turn-record.ts";
 import { formatMol, readModelName } from "./format-mol.ts";
 import { sumCriticalPathUsage } from "./sum-critical-path-usage.ts";

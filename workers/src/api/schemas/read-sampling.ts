@@ -1,4 +1,4 @@
-import type { SamplingInput } from "../../../../schema/wire/v1/index.ts";
+import type { SamplingInput } from "../../../../schema/wire/v2/index.ts";
 import type { ChatCompletionBody } from "./create-chat-completion-body-schema.ts";
 import type { CreateResponseBody } from "./create-response-body-schema.ts";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_COMPLETION_TOKENS } from "../../../../schema/wire/v1/index.ts";
+import { MAX_COMPLETION_TOKENS } from "../../../../schema/wire/v2/index.ts";
 
-// The bounds are the wire's (schema/wire/v1/sampling.ts), so a valid request never becomes a node-side bad_request.
+// The bounds are the wire's (schema/wire/v2/sampling.ts), so a valid request never becomes a node-side bad_request.
 
 export const temperatureSchema = z.number().min(0).max(2).openapi({ example: 0.7 });
 export const topPSchema = z.number().gt(0).max(1).openapi({ example: 0.95 });

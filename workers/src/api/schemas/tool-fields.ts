@@ -12,12 +12,12 @@ import {
   toolNameSchema,
   type OutputConstraint,
   type OutputConstraintInput,
-} from "../../../../schema/wire/v1/index.ts";
+} from "../../../../schema/wire/v2/index.ts";
 
 /**
  * Function calling and structured outputs as both public APIs spell them, and what they become: the tools the
  * specialist's view shows (schema/harness/tools-block.ts) and the output constraint its answer is decoded
- * under (schema/wire/v1/output-constraint.ts). Schemas must be in molmesh's subset whatever `strict` says:
+ * under (schema/wire/v2/output-constraint.ts). Schemas must be in molmesh's subset whatever `strict` says:
  * the engine always decodes under the grammar built from them, so arguments and structured output always
  * parse and validate; a schema outside it is a 400 naming the keyword. Optional properties are accepted
  * unless `strict: true` (as OpenAI does) and decoded as if required: an object with every property is valid

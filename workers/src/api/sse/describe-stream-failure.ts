@@ -1,4 +1,4 @@
-import { ProtocolError } from "../../../../schema/wire/v1/index.ts";
+import { ProtocolError } from "../../../../schema/wire/v2/index.ts";
 import { type ApiError, type TurnError, mapTurnErrorToApiError, toApiError } from "../errors/api-error.ts";
 
 /** A turn-error part, seen the way a client sees it: the public message, not the node's. */
