@@ -19,7 +19,7 @@ const manifest = trainedRouterManifestSchema.parse(
 );
 const notes = readMisroutedNotes(RESULTS);
 
-/** A Markdown table's rows as trimmed cells, separator rows left out (prettier pads the README's columns). */
+/** A Markdown table's rows as trimmed cells, separator rows left out (prettier pads the docs' columns). */
 function tableRows(markdown: string): string[][] {
   return markdown
     .split("\n")
@@ -35,14 +35,17 @@ function tableRows(markdown: string): string[][] {
 const result = (router: string, set: string) =>
   report.results.find((r) => r.router === router && r.set === set)?.metrics;
 
-/** The committed figures say one thing everywhere: README, Markdown report, manifest, hand-read misroutes. */
+/** The committed figures say one thing everywhere: docs/routing.md, Markdown report, manifest, hand-read misroutes. */
 describe("the committed route eval", () => {
-  it("is the README's routing table, row for row", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("### Routing:"), readme.indexOf("### Storage planner"));
-    const readmeTable = section.split("\n\n").find((block) => block.startsWith("| router"));
-    expect(readmeTable, "README has a routing table").toBeDefined();
-    expect(tableRows(readmeTable ?? "")).toEqual(tableRows(renderRouteSummaryTable(report)));
+  it("is the routing table of docs/routing.md, row for row", () => {
+    const doc = readFileSync(join(ROOT, "docs/routing.md"), "utf8");
+    const start = doc.indexOf("\n## Evaluation\n");
+    expect(start, "docs/routing.md has an Evaluation section").toBeGreaterThanOrEqual(0);
+    const end = doc.indexOf("\n## ", start + 1);
+    const section = doc.slice(start, end < 0 ? undefined : end);
+    const docTable = section.split("\n\n").find((block) => block.startsWith("| router"));
+    expect(docTable, "docs/routing.md has a routing table").toBeDefined();
+    expect(tableRows(docTable ?? "")).toEqual(tableRows(renderRouteSummaryTable(report)));
   });
 
   it("renders to the committed Markdown (the .md was written from this .json and these notes)", () => {

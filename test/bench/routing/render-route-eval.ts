@@ -51,7 +51,7 @@ export function readMisroutedNotes(resultsDir: string): MisroutedNotes {
 const rate = (l: PrefillLimit) => ((l.tokens / l.ms) * 1000).toFixed(0);
 const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
-/** The route eval as Markdown: the summary table (the README's), then per-label figures and confusions. */
+/** The route eval as Markdown: the summary table (the one in docs/routing.md), then per-label figures and confusions. */
 export function renderRouteEvalMarkdown(report: RouteEvalReport, notes: MisroutedNotes = {}): string {
   const lines = [
     "# Route eval",
