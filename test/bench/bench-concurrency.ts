@@ -46,7 +46,7 @@ const MAX_OUTPUT_TOKENS = 32;
 /** Hops the node runs at once; also the raw decoder's sequences, the batch the node can reach at best. */
 const MAX_CONCURRENT = 16;
 /**
- * The queue bound this bench documents (README, "Load"): a conversation holds at most two hops at a node (its
+ * The queue bound this bench documents (docs/architecture.md, "The queue bound"): a conversation holds at most two hops at a node (its
  * turn's route or answer, and the previous turn's summary), so a node admitting MAX_CONCURRENT and queueing
  * MAX_QUEUED hops never answers `overloaded` below (MAX_CONCURRENT + MAX_QUEUED) / 2 = 264 conversations.
  */

@@ -67,7 +67,7 @@ async function nodeIdInBucket(key: string): Promise<string | undefined> {
 beforeAll(async () => {
   nats = await startSecuredNatsServer([NODE_A, NODE_B]);
   admin = await nats.connectAs("admin");
-  // As in production, admin creates the bucket: the nodes' credentials may not (README: the heartbeat bucket).
+  // As in production, admin creates the bucket: the nodes' credentials may not (infra/nats/README.md, "The heartbeat bucket").
   adminKv = await new Kvm(admin).create(NODE_STATUS_BUCKET, { history: 1, ttl: 10_000 });
   observed = [];
   const record = (_error: Error | null, msg: Msg) =>

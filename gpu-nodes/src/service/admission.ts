@@ -87,7 +87,7 @@ interface TenantQueue {
  * A waiting hop ends without running when its signal aborts: its deadline (`timeoutMs`, counted from arrival)
  * or a cancel from the edge; the abort reason is the typed error it then reports.
  *
- * The bound in conversations (README, "The queue bound"): a conversation holds at most two hops here at once (its
+ * The bound in conversations (docs/architecture.md, "The queue bound"): a conversation holds at most two hops here at once (its
  * route or answer, and the previous turn's summary), so no hop is refused while at most
  * (`maxConcurrent` + `maxQueued`) / 2 conversations use the node (a summary lane only adds room).
  *

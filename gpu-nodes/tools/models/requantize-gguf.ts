@@ -14,7 +14,7 @@ import {
  * Why a served base is re-encoded at all: llama.cpp's x86 CPU kernels for Q8_0 are much faster than its Q4_1
  * ones on the shapes a 135M model has, above all for the batched matmuls of a prefill (the route hop is
  * nothing else). Measured on this 2-core EPYC, one thread: a 200-token prefill 2.4× and decode 1.2× faster
- * (the README has the table). Q4_0 is faster still (it is repacked at load), but Q4_1 → Q4_0 is a second lossy
+ * (docs/benchmarks.md has the table). Q4_0 is faster still (it is repacked at load), but Q4_1 → Q4_0 is a second lossy
  * rounding: mean KL 0.44 nats from the Q4_1 distributions, where Q8_0 is at 0.006.
  *
  * Why it is (nearly) lossless: a Q4_1 block is 32 values d·q + m with q in 0..15; Q8_0 stores the same block

@@ -20,7 +20,7 @@ export interface InboundConfig {
 
 /**
  * D1: a tenant's webhook endpoints. Signing secrets are stored as they are (HMAC needs them in the clear); a
- * production deployment wraps this column with a key-encryption key — see the README's webhook section.
+ * production deployment wraps this column with a key-encryption key — see docs/operations.md, "Webhooks".
  */
 export const webhookEndpoints = sqliteTable(
   "webhook_endpoints",
