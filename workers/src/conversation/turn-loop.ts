@@ -1,40 +1,50 @@
 /**
- * The turn loop: one turn, stored (`/v1/responses`, conversations) or stateless (`/v1/chat/completions`), always in
- * this order:
+ * The turn loop: one turn, stored (`/v1/responses`, conversations) or stateless (`/v1/chat/completions`), as the
+ * program of steps its harness names (schema/harness/harness-settings.ts `turn`; workers/src/steps/). The default
+ * program, and what each step does:
  *
- * 1. route — a forced label, else the router hop on the router's view with this turn's user line (rendered as
- *    it will be appended), else the fallback (the previous specialist, else the harness default).
- * 2. user message — `user_message` (after the turn's changed `instructions` and an item array's
- *    `context_messages`, if any; a turn whose function tools differ from the ones the views last showed has
- *    `tools_changed` right after it, stored turns only: a stateless prompt shows the request's tools itself),
- *    then `route_decision` (no await between); the client gets `turn-start`. Under the harness's `interim`
- *    summary wait (the default) nothing waits: if the previous turn's summary is still running, the other
- *    specialists' views get that turn's interim line first (views-reducer.ts), and the route decision says so
- *    (`summaryInterim`). Under `bounded`, a turn routed to another specialist than the previous turn's first
- *    waits (bounded) for that turn's summary, so its view holds it in full; see {@link SummarySchedule}.
- * 3. streamed answer — the specialist's deltas (text, or function-call arguments under a `tools` constraint) go
- *    to the client as they come; the client's cancel (or a cancel by request, `POST /v1/responses/{id}/cancel`)
- *    aborts the hop. A node lost mid-stream is replaced by one that continues the answer from the text streamed
- *    (`runAnswerHop`).
- * 4. append — `answer`, then for a genui answer its `genui_validation` (validated, stored when valid, see
- *    validate-genui-answer.ts; client gets `turn-finish`), or `turn_failed` (`turn-error`) or `turn_cancelled`;
- *    the client's stream ends here, so nothing below is on its critical path.
- * 5. webhook outbox — the turn's event (completed, or failed/cancelled) goes to the outbox.
- * 6. summary — stored turns with an answer only: the summary hop → `summary` | `summary_failed`, then its event.
- *    It runs after the turn has left the conversation's queue: the next turn may already be routing.
- * 7. token charging — every hop's tokens against the tenant: the nodes' own figures, or for an answer that was
- *    cancelled or failed (the node never sent them) an estimate, see {@link measureTurnCharge}; and the same
- *    hops, per adapter, to the usage recorder under the turn's key and end user ({@link measureTurnUsage}).
+ * 1. route — a forced label, else the router's choice on the router's view with this turn's user line (rendered as
+ *    it will be appended), else the fallback (the previous specialist, else the harness default). It then opens
+ *    the turn ({@link StepContext.open}): `user_message` (after the turn's changed `instructions` and an item
+ *    array's `context_messages`, if any; a turn whose function tools differ from the ones the views last showed has
+ *    `tools_changed` right after it, stored turns only: a stateless prompt shows the request's tools itself), then
+ *    `route_decision` (no await between); the client gets `turn-start`. Under the harness's `interim` summary wait
+ *    (the default) nothing waits: if the previous turn's summary is still running, the other specialists' views get
+ *    that turn's interim line first (views-reducer.ts), and the route decision says so (`summaryInterim`). Under
+ *    `bounded`, a turn routed to another specialist than the previous turn's first waits (bounded) for that turn's
+ *    summary, so its view holds it in full; see {@link SummarySchedule}. A program without a route step opens the
+ *    turn before its first step, under the forced label or the harness default.
+ * 2. answer — the specialist's deltas (text, or function-call arguments under a `tools` constraint) go to the client
+ *    as they come; the client's cancel (or a cancel by request, `POST /v1/responses/{id}/cancel`) aborts it. A node
+ *    lost mid-stream is replaced by one that continues the answer from the text streamed (generate/stream-text.ts).
+ *    Appends `answer`.
+ * 3. genui-check — a genui answer's `genui_validation` (validated, stored when valid, see validate-genui-answer.ts).
  *
- * Stored turns of one conversation run steps 1–5 one at a time (conversation-turns.ts). The summary of the
- * previous turn reaches the other specialists' views in full only if it lands before the next turn's user line:
- * a turn routed to the previous turn's own specialist never waits for it (that specialist saw the whole
- * answer), and a summary that lands later reaches only the compact forms of its turn.
- * Everything is injected (hops, placement, clock, ids, meter, outbox, storage): no runtime is assumed here.
+ * Then the loop ends the client's stream: `turn-finish`, or `turn_failed` (`turn-error`) when a step threw or the
+ * program stopped without an answer, or `turn_cancelled`; nothing below is on the client's critical path. The
+ * turn's webhook event goes to the outbox, the next turn may start, and the background steps run:
+ * 4. summary — stored turns with an answer only: `summary` | `summary_failed`, then its webhook event.
+ * Last, token charging: every hop's tokens against the tenant: the nodes' own figures, or for an answer that was
+ * cancelled or failed (the node never sent them) an estimate, see {@link measureTurnCharge}; and the same hops, per
+ * adapter, to the usage recorder under the turn's key and end user ({@link measureTurnUsage}).
+ *
+ * Critical steps run in program order; a step may send the turn back or ahead to a named step (a repair after a
+ * check), and the program's `stop` bounds the steps run, the completion tokens spent and the time taken. Stored
+ * turns of one conversation run up to their background steps one at a time (conversation-turns.ts). The summary of
+ * the previous turn reaches the other specialists' views in full only if it lands before the next turn's user line:
+ * a turn routed to the previous turn's own specialist never waits for it (that specialist saw the whole answer), and
+ * a summary that lands later reaches only the compact forms of its turn.
+ * Everything is injected (the generate client, placement, clock, ids, meter, outbox, storage): no runtime is assumed.
  */
-import { toWireErrorPayload, type OutputConstraint } from "../../../schema/wire/v2/index.ts";
+import {
+  BudgetExceededError,
+  EngineFailureError,
+  toWireErrorPayload,
+  type OutputConstraint,
+} from "../../../schema/wire/v2/index.ts";
 import { toolsChanged, type ViewTool } from "../../../schema/harness/tools-block.ts";
 import { readSummaryWait } from "../../../schema/harness/harness-settings.ts";
+import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import type { TimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "./build-turn-record.ts";
@@ -49,12 +59,17 @@ import type { StartTurnRequest, StartTurnResult, StatelessTurnRequest } from "./
 import type { ConversationMeta } from "./conversation-store.ts";
 import { createMessagesTimeline, type Timeline } from "./timeline.ts";
 import type { SummarySchedule } from "./summary-schedule.ts";
-import { decideRoute, runAnswerHop, summarizeTurn, type AnswerProgress, type HopDeps } from "./turn-hops.ts";
 import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
-import { validateGenuiAnswer, type GenuiAnswerDeps } from "./validate-genui-answer.ts";
 import { StageClock } from "../lib/stage-timings.ts";
+import type { StepContext, StepDeps, TurnState } from "../steps/step-kind.ts";
+import {
+  DEFAULT_STEP_KINDS,
+  resolveTurnProgram,
+  type ResolvedStep,
+  type StepRegistry,
+} from "../steps/step-registry.ts";
 
-export interface TurnLoopDeps extends HopDeps {
+export interface TurnLoopDeps extends StepDeps {
   /** The harness document's hash, recorded on each user message (computing it may be asynchronous). */
   harnessHash: string | Promise<string>;
   /**
@@ -62,14 +77,14 @@ export interface TurnLoopDeps extends HopDeps {
    * format and context); overrides `harness` and `harnessHash` for that turn. A new harness changes the hash,
    * so the stored views rebuild from the timeline.
    */
-  resolveHarness?: () => Promise<{ harness: HopDeps["harness"]; harnessHash: string }>;
+  resolveHarness?: () => Promise<{ harness: HarnessDocument; harnessHash: string }>;
   /** A new turn id in `conversationId` (stored turn ids name their conversation, see item-id.ts). */
   newTurnId: (conversationId: string) => string;
   meter: UsageMeter;
   /** Usage by key, end user and adapter; without it only the tenant's meter counts tokens. */
   usage?: UsageRecorder;
-  /** Where a genui answer's valid component is stored; without it genui answers are only validated. */
-  genui?: GenuiAnswerDeps;
+  /** The step kinds harness programs may name; default {@link DEFAULT_STEP_KINDS}. */
+  steps?: StepRegistry;
 }
 
 /** Where a stored conversation's webhook events go first (the Durable Object's outbox, then the queues). */
@@ -160,52 +175,36 @@ export async function resolveTurnDeps<D extends TurnLoopDeps>(deps: D): Promise<
 
 /** One turn, in the order documented at the top of this file. Never throws: failures become timeline events. */
 export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<void> {
-  const { timeline, turnId, client, conversationId, placementKey } = job;
+  const { timeline, turnId, client } = job;
   const signal = job.cancel ? AbortSignal.any([client.signal, job.cancel]) : client.signal;
   const { harness } = deps;
   const stages = job.stages ?? new StageClock(deps.now);
+  const started = deps.now();
   const record = () =>
-    stages.timeSync("record", () => buildTurnRecord(conversationId, timeline.readTurn(turnId)));
-  const append = (...events: Parameters<Timeline["append"]>) =>
+    stages.timeSync("record", () => buildTurnRecord(job.conversationId, timeline.readTurn(turnId)));
+  let completionTokens = 0;
+  const append = (...events: TimelineEvent[]): void => {
     stages.timeSync("timeline", () => timeline.append(...events));
-  let partial: PartialAnswer | undefined;
+    for (const event of events) completionTokens += spentTokens(event);
+  };
+  const turn: TurnState = {
+    turnId,
+    tenantId: job.tenantId,
+    conversationId: job.conversationId,
+    placementKey: job.placementKey,
+    text: job.text,
+    forcedLabel: job.forcedLabel,
+    sampling: job.sampling,
+    tools: job.tools,
+    constraint: job.constraint,
+    apiOrigin: job.apiOrigin,
+  };
+  const incoming = readIncoming(job, timeline);
+  let opened = false;
   let reported = false;
-  try {
-    const forced = job.forcedLabel ? { forcedLabel: job.forcedLabel } : {};
-    // Right after the user message, so the block ends the turn's opening in every specialist's view.
-    const shownTools = timeline.shownTools?.();
-    const toolsEvent: TimelineEventOf<"tools_changed">[] =
-      timeline.shownTools && toolsChanged(shownTools, job.tools ?? [])
-        ? [{ type: "tools_changed", turnId, tools: job.tools ?? [] }]
-        : [];
-    const incoming = [
-      ...(job.opening ?? []),
-      {
-        type: "user_message",
-        turnId,
-        text: job.text,
-        harnessHash: job.harnessHash,
-        ...forced,
-        ...(job.response ? { response: job.response } : {}),
-        ...(job.toolResults ? { toolResults: job.toolResults } : {}),
-      } satisfies TimelineEventOf<"user_message">,
-      ...toolsEvent,
-    ];
-    const routeQuestion = stages.timeSync("views", () => ({
-      prompt: timeline.routePrompt(incoming),
-      previousLabel: timeline.lastAnsweredLabel(),
-      lastNodeId: timeline.lastNodeFor(harness.router.adapter),
-    }));
-    const routed = await stages.time("route", () =>
-      decideRoute(deps, {
-        conversationId,
-        placementKey,
-        turnId,
-        tenantId: job.tenantId,
-        ...forced,
-        ...routeQuestion,
-      }),
-    );
+  let failedStep: string | undefined;
+  const open = async (routed: TimelineEventOf<"route_decision">): Promise<void> => {
+    if (opened) throw new Error("the turn is already open");
     const { summaries } = job;
     const wait = readSummaryWait(harness);
     const summaryWaitMs =
@@ -214,60 +213,63 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
         : undefined;
     // Read right before the user line goes in (no await between): whether the reducer adds an interim line.
     const summaryInterim = wait.mode === "interim" && summaries?.running(timeline) === true;
-    const decision = {
+    append(...incoming);
+    summaries?.clear();
+    append({
       ...routed,
       ...(summaryWaitMs === undefined ? {} : { summaryWaitMs }),
       ...(summaryInterim ? { summaryInterim } : {}),
-    };
-    append(...incoming);
-    job.summaries?.clear();
-    append(decision);
+    });
+    opened = true;
+    turn.label = routed.label;
     client.push({ type: "turn-start", turn: record() });
-
-    const { label } = decision;
-    const prompt = stages.timeSync("views", () => timeline.answerPrompt(label));
-    const progress: AnswerProgress = { nodeStarted: false, streamedChars: 0 };
-    let answered = false;
+  };
+  const contextFor = (step: ResolvedStep, background: boolean): StepContext => ({
+    deps,
+    turn,
+    timeline,
+    step: step.name,
+    signal: background ? new AbortController().signal : signal,
+    incoming,
+    summaries: job.summaries,
+    stages,
+    get opened() {
+      return opened;
+    },
+    open,
+    append,
+    push: background ? () => undefined : (part) => client.push(part),
+    emit: async (phase) => emitEvent(job, record(), phase),
+  });
+  let partial: PartialAnswer | undefined;
+  try {
+    const program = resolveTurnProgram(harness, deps.steps ?? DEFAULT_STEP_KINDS);
     try {
-      const answer = await stages.time("answer", () =>
-        runAnswerHop(deps, {
-          conversationId,
-          placementKey,
-          turnId,
-          tenantId: job.tenantId,
-          label,
-          prompt,
-          sampling: job.sampling,
-          lastNodeId: timeline.lastNodeFor(harness.specialists[label]?.adapter ?? label),
-          signal,
-          progress,
-          onDelta: (delta) => client.push({ type: "text-delta", delta }),
-          constraint: job.constraint,
-          onToolCallDelta: (part) => client.push({ type: "tool-call-delta", ...part }),
-        }),
-      );
-      append(answer);
-      answered = true;
-      const genui = await validateGenuiAnswer(deps.genui, {
-        turnId,
-        tenantId: job.tenantId,
-        label,
-        text: answer.text,
-        apiOrigin: job.apiOrigin,
+      const stopped = await runCriticalSteps(program, (step) => {
+        failedStep = step.name;
+        return contextFor(step, false);
       });
-      if (genui) append(genui);
-      const turn = record();
-      client.push({ type: "turn-finish", turn, stages: stages.timings });
+      failedStep = undefined;
+      // A program without a route step opens under the forced label, else the harness default.
+      if (!opened) await open(defaultDecision(turn, harness));
+      const { answer } = turn;
+      if (!answer) {
+        throw stopped
+          ? new BudgetExceededError(`the turn's program stopped at its ${stopped} limit without an answer`)
+          : new EngineFailureError("the turn's program ended without an answer");
+      }
+      if (!turn.answerStreamed) pushWhole(client, answer);
+      client.push({ type: "turn-finish", turn: record(), stages: stages.timings });
     } catch (error) {
-      partial = { ...progress, promptChars: prompt.length };
+      if (!opened) await open(defaultDecision(turn, harness));
+      partial = turn.inflight;
       if (signal.aborted) {
-        const { streamedChars } = progress;
         const byRequest = job.cancel?.aborted === true;
         timeline.append({
           type: "turn_cancelled",
           turnId,
           reason: byRequest ? CANCELLED_BY_REQUEST : CANCELLED_BY_DISCONNECT,
-          partialChars: streamedChars,
+          partialChars: partial?.streamedChars ?? 0,
         });
         // An attached reader (background, resume) still needs the end; a gone client ignores it.
         if (byRequest)
@@ -278,7 +280,8 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
           });
       } else {
         const { code, message, retryAfterMs } = toWireErrorPayload(error);
-        timeline.append({ type: "turn_failed", turnId, hop: "answer", code, message });
+        const step = failedStep !== undefined && failedStep !== "answer" ? { step: failedStep } : {};
+        timeline.append({ type: "turn_failed", turnId, hop: "answer", ...step, code, message });
         const hint = retryAfterMs === undefined ? {} : { retryAfterMs };
         client.push({ type: "turn-error", turn: record(), error: { code, message, ...hint } });
       }
@@ -286,27 +289,10 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     client.close();
     reported = true;
     await emitEvent(job, record(), "turn");
-
-    const summaryPrompt = timeline.summaryPrompt?.bind(timeline);
-    if (answered && summaryPrompt) {
-      const adapter = harness.specialists[label]?.adapter ?? label;
-      // Started (its prompt read) before the next turn may append anything, then awaited outside the queue.
-      const summarized = summarizeTurn(deps, {
-        conversationId,
-        turnId,
-        tenantId: job.tenantId,
-        label,
-        prompt: () => summaryPrompt(label),
-        turn: job.summaries?.turnFor(adapter),
-        lastNodeId: timeline.lastNodeFor(adapter),
-      }).then((summary) => {
-        if (summary) timeline.append(summary);
-      });
-      job.summaries?.add(turnId, adapter, summarized);
-      job.release?.();
-      await summarized;
-      await emitEvent(job, record(), "summary");
-    }
+    // Started (their first reads done) before the next turn may append anything, then awaited outside the queue.
+    const background = runBackgroundSteps(program.background, (step) => contextFor(step, true));
+    job.release?.();
+    await background;
   } catch (error) {
     // A bug or a storage failure, not a hop's: the client still gets an error part, never a silent end.
     const turn = readRecord(record);
@@ -322,6 +308,96 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     if (charge && charge.tokens > 0) await deps.meter.record(job.tenantId, charge).catch(() => undefined);
     const usage = turn && measureTurnUsage(turn, partial, { ...job, routerAdapter: harness.router.adapter });
     if (usage && usage.hops.length > 0 && deps.usage) await deps.usage.record(usage).catch(() => undefined);
+  }
+
+  /**
+   * Runs the critical steps in program order (or where a step sends the turn) until they are done, a step stops the
+   * program, or its `stop` budget runs out: then it says which limit.
+   */
+  async function runCriticalSteps(
+    program: ReturnType<typeof resolveTurnProgram>,
+    contextOf: (step: ResolvedStep) => StepContext,
+  ): Promise<"steps" | "tokens" | "time" | undefined> {
+    const { critical, stop } = program;
+    let ran = 0;
+    for (let index = 0; index < critical.length;) {
+      if (ran >= stop.maxSteps) return "steps";
+      if (stop.maxCompletionTokens !== undefined && completionTokens >= stop.maxCompletionTokens)
+        return "tokens";
+      if (stop.maxMs !== undefined && deps.now() - started >= stop.maxMs) return "time";
+      const step = critical[index] as ResolvedStep;
+      ran += 1;
+      const result = await step.kind.run(contextOf(step), step.options);
+      if (result && "stop" in result) return undefined;
+      if (result && "goto" in result) {
+        const target = critical.findIndex((s) => s.name === result.goto);
+        if (target < 0)
+          throw new Error(`step "${step.name}" went to "${result.goto}", which is no critical step`);
+        index = target;
+      } else index += 1;
+    }
+    return undefined;
+  }
+}
+
+/** The events a turn opens with: changed instructions, an item array's earlier messages, the user message, tools. */
+function readIncoming(job: TurnJob, timeline: Timeline): TimelineEvent[] {
+  const { turnId } = job;
+  const forced = job.forcedLabel ? { forcedLabel: job.forcedLabel } : {};
+  // Right after the user message, so the block ends the turn's opening in every specialist's view.
+  const shownTools = timeline.shownTools?.();
+  const toolsEvent: TimelineEventOf<"tools_changed">[] =
+    timeline.shownTools && toolsChanged(shownTools, job.tools ?? [])
+      ? [{ type: "tools_changed", turnId, tools: job.tools ?? [] }]
+      : [];
+  return [
+    ...(job.opening ?? []),
+    {
+      type: "user_message",
+      turnId,
+      text: job.text,
+      harnessHash: job.harnessHash,
+      ...forced,
+      ...(job.response ? { response: job.response } : {}),
+      ...(job.toolResults ? { toolResults: job.toolResults } : {}),
+    } satisfies TimelineEventOf<"user_message">,
+    ...toolsEvent,
+  ];
+}
+
+/** The decision of a turn whose program does not route: the forced label, else the harness default. */
+function defaultDecision(turn: TurnState, harness: HarnessDocument): TimelineEventOf<"route_decision"> {
+  return {
+    type: "route_decision",
+    turnId: turn.turnId,
+    label: turn.forcedLabel ?? harness.defaultLabel,
+    source: "forced",
+  };
+}
+
+/** Completion tokens an event's hop spent: what the `stop` budget's `maxCompletionTokens` counts. */
+function spentTokens(event: TimelineEvent): number {
+  if (event.type === "route_decision") return event.router?.usage.completionTokens ?? 0;
+  if (event.type === "answer" || event.type === "summary") return event.hop.usage.completionTokens;
+  return 0;
+}
+
+/** An answer the client has not seen streaming (its program held it back to check it) goes out whole. */
+function pushWhole(client: TurnClient, answer: TimelineEventOf<"answer">): void {
+  if (answer.toolCalls) {
+    answer.toolCalls.forEach(({ id, name, arguments: args }, index) =>
+      client.push({ type: "tool-call-delta", index, id, name, argumentsDelta: args }),
+    );
+  } else if (answer.text !== "") client.push({ type: "text-delta", delta: answer.text });
+}
+
+/** Background steps, in order, each failure kept to itself: started at once, so their first reads happen now. */
+async function runBackgroundSteps(
+  steps: readonly ResolvedStep[],
+  contextOf: (step: ResolvedStep) => StepContext,
+): Promise<void> {
+  for (const step of steps) {
+    await step.kind.run(contextOf(step), step.options).catch(() => undefined);
   }
 }
 

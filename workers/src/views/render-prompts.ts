@@ -1,4 +1,8 @@
-import { findSpecialist, type HarnessDocument } from "../../../schema/harness/harness-settings.ts";
+import {
+  adapterLabel,
+  findSpecialist,
+  type HarnessDocument,
+} from "../../../schema/harness/harness-settings.ts";
 import { measureViewRoom, readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
 import {
   renderAnswerLine,
@@ -72,9 +76,10 @@ export function renderChatMessagesPrompt(
   tools: readonly ViewTool[] = [],
 ): string {
   const { router, templates, compaction } = harness;
-  const isRouter = target === "router" || target === router.adapter;
-  const adapter = isRouter ? router.adapter : target;
-  const systemPrompt = isRouter ? router.systemPrompt : findSpecialist(harness, target)?.systemPrompt;
+  const routerLabel = adapterLabel(router.adapter);
+  const isRouter = target === "router" || adapterLabel(target) === routerLabel;
+  const adapter = isRouter ? routerLabel : adapterLabel(target);
+  const systemPrompt = isRouter ? router.systemPrompt : findSpecialist(harness, adapter)?.systemPrompt;
   if (systemPrompt === undefined) throw new RangeError(`the harness has no specialist "${target}"`);
   const answerMaxBytes = findSpecialist(harness, adapter)?.answerViewMaxBytes ?? 0;
   const maxMessageBytes = readMaxUserMessageBytes(harness);
