@@ -92,7 +92,7 @@ export function serveHops(options: ServeHopsOptions): HopServer {
         try {
           const cancel = decodeWireMessage(cancelRequestSchema, msg.data, "request");
           if (inFlight.cancel(cancel.requestId, cancel.reason)) {
-            logger.info({ requestId: cancel.requestId }, "request cancelled by requester");
+            logger.info({ requestId: cancel.requestId }, "hop cancelled by requester");
           }
         } catch (cause) {
           logger.warn({ err: cause }, "ignored malformed cancel message");
@@ -211,7 +211,7 @@ async function handleGenerate(msg: Msg, options: ServeHopsOptions): Promise<void
     hopTrace.end(outcome);
     logger.info(
       { hop, requestId, ...hopTrace.logFields, adapter, outcome, durationMs: Math.round(durationMs), usage },
-      "request served",
+      "hop served",
     );
   }
 }

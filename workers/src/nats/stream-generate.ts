@@ -1,9 +1,11 @@
 import type { Msg, NatsConnection, QueuedIterator } from "@nats-io/nats-core";
+import { z } from "zod";
 import {
   DeadlineExceededError,
   ProtocolError,
   decodeWireMessage,
   encodeWireMessage,
+  errorReplySchema,
   generateRequestSchema,
   rebuildWireError,
   streamPartSchema,
@@ -22,6 +24,9 @@ import {
 } from "./hop-transport.ts";
 
 export type GenerateStreamPart = Exclude<StreamPart, { type: "error" } | { type: "keepalive" }>;
+
+/** A stream's first message: a part, or the error reply of a request the node could not read. */
+const firstMessageSchema = z.union([streamPartSchema, errorReplySchema]);
 
 /**
  * Streams a generate request (`return.stream` forced on): yields `start`, the deltas and ends after `finish`;
@@ -71,7 +76,16 @@ export async function* streamGenerate(
         throw new DeadlineExceededError(`stream on ${subject} gave no finish within ${request.timeoutMs} ms`);
       }
       if (next.value.data.length === 0) throw new ProtocolError("stream ended without a finish part");
-      const part = decodeWireMessage(streamPartSchema, next.value.data, "reply");
+      const part = decodeWireMessage(
+        expectedSeq === 0 ? firstMessageSchema : streamPartSchema,
+        next.value.data,
+        "reply",
+      );
+      if (!("seq" in part)) {
+        // A request the node could not read (not even its `return.stream`) gets the unstreamed error reply.
+        ended = true;
+        throw rebuildWireError(part.error);
+      }
       if (part.seq !== expectedSeq) {
         throw new ProtocolError(`stream lost parts: expected seq ${expectedSeq}, got ${part.seq}`);
       }

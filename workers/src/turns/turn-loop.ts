@@ -47,19 +47,23 @@ import { readSummaryWait } from "../../../schema/harness/harness-settings.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import type { TimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
-import { buildTurnRecord } from "./build-turn-record.ts";
+import { buildTurnRecord } from "../conversation/build-turn-record.ts";
 import {
   measureTurnCharge,
   measureTurnUsage,
   type PartialAnswer,
   type UsageMeter,
   type UsageRecorder,
-} from "./charge-turn.ts";
-import type { StartTurnRequest, StartTurnResult, StatelessTurnRequest } from "./conversation-rpc.ts";
-import type { ConversationMeta } from "./conversation-store.ts";
-import { createMessagesTimeline, type Timeline } from "./timeline.ts";
-import type { SummarySchedule } from "./summary-schedule.ts";
-import type { TurnRecord, TurnStreamPart } from "./turn-record.ts";
+} from "../conversation/charge-turn.ts";
+import type {
+  StartTurnRequest,
+  StartTurnResult,
+  StatelessTurnRequest,
+} from "../conversation/conversation-rpc.ts";
+import type { ConversationMeta } from "../conversation/conversation-store.ts";
+import { createMessagesTimeline, type Timeline } from "../conversation/timeline.ts";
+import type { SummarySchedule } from "../conversation/summary-schedule.ts";
+import type { TurnRecord, TurnStreamPart } from "../conversation/turn-record.ts";
 import { StageClock } from "../lib/stage-timings.ts";
 import type { StepContext, StepDeps, TurnState } from "../steps/step-kind.ts";
 import {
@@ -200,11 +204,12 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     apiOrigin: job.apiOrigin,
   };
   const incoming = readIncoming(job, timeline);
-  let opened = false;
+  // An object, not a `let`: it changes inside `open`, which control-flow narrowing cannot see.
+  const state = { opened: false };
   let reported = false;
   let failedStep: string | undefined;
   const open = async (routed: TimelineEventOf<"route_decision">): Promise<void> => {
-    if (opened) throw new Error("the turn is already open");
+    if (state.opened) throw new Error("the turn is already open");
     const { summaries } = job;
     const wait = readSummaryWait(harness);
     const summaryWaitMs =
@@ -220,7 +225,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       ...(summaryWaitMs === undefined ? {} : { summaryWaitMs }),
       ...(summaryInterim ? { summaryInterim } : {}),
     });
-    opened = true;
+    state.opened = true;
     turn.label = routed.label;
     client.push({ type: "turn-start", turn: record() });
   };
@@ -234,7 +239,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     summaries: job.summaries,
     stages,
     get opened() {
-      return opened;
+      return state.opened;
     },
     open,
     append,
@@ -251,7 +256,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       });
       failedStep = undefined;
       // A program without a route step opens under the forced label, else the harness default.
-      if (!opened) await open(defaultDecision(turn, harness));
+      if (!state.opened) await open(defaultDecision(turn, harness));
       const { answer } = turn;
       if (!answer) {
         throw stopped
@@ -261,7 +266,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       if (!turn.answerStreamed) pushWhole(client, answer);
       client.push({ type: "turn-finish", turn: record(), stages: stages.timings });
     } catch (error) {
-      if (!opened) await open(defaultDecision(turn, harness));
+      if (!state.opened) await open(defaultDecision(turn, harness));
       partial = turn.inflight;
       if (signal.aborted) {
         const byRequest = job.cancel?.aborted === true;
