@@ -65,10 +65,11 @@ import { createMessagesTimeline, type Timeline } from "../conversation/timeline.
 import type { SummarySchedule } from "../conversation/summary-schedule.ts";
 import type { TurnRecord, TurnStreamPart } from "../conversation/turn-record.ts";
 import { StageClock } from "../lib/stage-timings.ts";
-import type { StepContext, StepDeps, TurnState } from "../steps/step-kind.ts";
+import type { StepContext, StepDeps, StepResult, TurnState } from "../steps/step-kind.ts";
 import {
   DEFAULT_STEP_KINDS,
   resolveTurnProgram,
+  type ResolvedProgram,
   type ResolvedStep,
   type StepRegistry,
 } from "../steps/step-registry.ts";
@@ -247,9 +248,11 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     emit: async (phase) => emitEvent(job, record(), phase),
   });
   let partial: PartialAnswer | undefined;
+  let program: ResolvedProgram | undefined;
   try {
-    const program = resolveTurnProgram(harness, deps.steps ?? DEFAULT_STEP_KINDS);
     try {
+      // A harness whose program names an unknown step or bad options fails its turns, recorded like any failure.
+      program = resolveTurnProgram(harness, deps.steps ?? DEFAULT_STEP_KINDS);
       const stopped = await runCriticalSteps(program, (step) => {
         failedStep = step.name;
         return contextFor(step, false);
@@ -295,7 +298,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     reported = true;
     await emitEvent(job, record(), "turn");
     // Started (their first reads done) before the next turn may append anything, then awaited outside the queue.
-    const background = runBackgroundSteps(program.background, (step) => contextFor(step, true));
+    const background = runBackgroundSteps(program?.background ?? [], (step) => contextFor(step, true));
     job.release?.();
     await background;
   } catch (error) {
@@ -320,7 +323,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
    * program, or its `stop` budget runs out: then it says which limit.
    */
   async function runCriticalSteps(
-    program: ReturnType<typeof resolveTurnProgram>,
+    program: ResolvedProgram,
     contextOf: (step: ResolvedStep) => StepContext,
   ): Promise<"steps" | "tokens" | "time" | undefined> {
     const { critical, stop } = program;
@@ -332,7 +335,24 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
       if (stop.maxMs !== undefined && deps.now() - started >= stop.maxMs) return "time";
       const step = critical[index] as ResolvedStep;
       ran += 1;
-      const result = await step.kind.run(contextOf(step), step.options);
+      let result: StepResult;
+      try {
+        result = await step.kind.run(contextOf(step), step.options);
+      } catch (error) {
+        // A turn that has an answer keeps it when a later step fails (a check, a repair out of room): the failure is
+        // that step's verdict, and the program ends there. Before any answer, or on a cancel, the turn fails.
+        if (turn.answer === undefined || signal.aborted) throw error;
+        const { code, message } = toWireErrorPayload(error);
+        append({
+          type: "step",
+          turnId,
+          step: step.name,
+          kind: step.kind.kind,
+          verdict: "fail",
+          data: { code, message },
+        });
+        return undefined;
+      }
       if (result && "stop" in result) return undefined;
       if (result && "goto" in result) {
         const target = critical.findIndex((s) => s.name === result.goto);
