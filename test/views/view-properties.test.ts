@@ -13,10 +13,7 @@ import {
   readViewText,
   type ConversationViews,
 } from "../../workers/src/views/conversation-views.ts";
-import {
-  renderRoutePrompt,
-  renderSummaryPrompt,
-} from "../../workers/src/views/render-prompts.ts";
+import { renderRoutePrompt, renderSummaryPrompt } from "../../workers/src/views/render-prompts.ts";
 import { applyEventToViews, buildConversationViews } from "../../workers/src/views/views-reducer.ts";
 import { sendableAnswerPrompt } from "./sendable-answer-prompt.ts";
 import {
