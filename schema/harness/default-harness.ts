@@ -1,7 +1,5 @@
 import {
   DEFAULT_ANSWER_MAX_TOKENS,
-  DEFAULT_ROUTE_MAX_TOKENS,
-  MAX_SUMMARY_TOKENS,
   ROUTER_ADAPTER,
   SPECIALIST_LABELS,
   type SpecialistLabel,
@@ -9,7 +7,9 @@ import {
 import { CHAT_TEMPLATE_FAMILIES, type ChatTemplateFamily } from "./chat-templates.ts";
 import { GENUI_CONTRACT_PROMPT, GENUI_CONTRACT_PROMPT_SHORT } from "./genui-contract-prompt.ts";
 import {
+  DEFAULT_ROUTE_MAX_TOKENS,
   HARNESS_VERSION,
+  MAX_SUMMARY_TOKENS,
   MAX_VIEW_BUDGET_BYTES,
   type HarnessDocument,
   type SpecialistSettings,

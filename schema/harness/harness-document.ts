@@ -1,4 +1,9 @@
-import { findSpecialist, harnessFieldsSchema, type HarnessDocument } from "./harness-settings.ts";
+import {
+  adapterLabel,
+  findSpecialist,
+  harnessFieldsSchema,
+  type HarnessDocument,
+} from "./harness-settings.ts";
 import { measureViewRoom, readMaxUserMessageBytes } from "./measure-view-room.ts";
 import { renderSummarySuffix } from "./render-view-lines.ts";
 import { countUtf8Bytes } from "./utf8.ts";
@@ -37,10 +42,12 @@ function checkLabels(harness: HarnessDocument): HarnessIssue[] {
     issues.push(at(["specialists"], "specialists must be exactly the router's labels"));
   }
   for (const key of keys) {
-    if (specialists[key]?.adapter !== key)
-      issues.push(at(["specialists", key, "adapter"], "must equal the label"));
+    const adapter = specialists[key]?.adapter;
+    if (adapter === undefined || adapterLabel(adapter) !== key)
+      issues.push(at(["specialists", key, "adapter"], "must be the label, or the label@<rev>"));
   }
-  if (router.labels.includes(router.adapter)) issues.push(at(["router", "adapter"], "must not be a label"));
+  if (router.labels.includes(adapterLabel(router.adapter)))
+    issues.push(at(["router", "adapter"], "must not be a label"));
   if (!router.labels.includes(defaultLabel)) issues.push(at(["defaultLabel"], "must be one of the labels"));
   const maxLabelBytes = Math.max(...router.labels.map(countUtf8Bytes));
   if (router.reasoningMaxTokens + maxLabelBytes > router.maxTokens) {

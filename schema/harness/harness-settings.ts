@@ -1,14 +1,22 @@
 import { z } from "zod";
 import {
   MAX_HOP_TIMEOUT_MS,
-  MAX_ROUTE_MAX_TOKENS,
-  MAX_SUMMARY_TOKENS,
+  MAX_REASONING_TOKENS,
   adapterIdSchema,
+  adapterNameSchema,
+  parseAdapterName,
   samplingSchema,
 } from "../wire/v2/index.ts";
 
 /** Literal version of the harness document; a change of shape gets a new one. */
 export const HARNESS_VERSION = "molmesh.harness.v1" as const;
+
+/** Summaries are short by contract: they are what other specialists see of a turn. */
+export const MAX_SUMMARY_TOKENS = 192;
+/** Default token budget of the route output (reasoning prefix + label). */
+export const DEFAULT_ROUTE_MAX_TOKENS = 24;
+/** Largest route output budget: the reasoning budget plus the longest label. */
+export const MAX_ROUTE_MAX_TOKENS = MAX_REASONING_TOKENS + 32;
 
 /** Largest view budget a harness may ask for, in bytes (a 128k-token context, one byte per token). */
 export const MAX_VIEW_BUDGET_BYTES = 131_072;
@@ -36,12 +44,13 @@ const answerPrefixSchema = z
  * than an estimate, and lets the edge enforce it without a tokenizer.
  */
 export const routerSettingsSchema = z.object({
-  adapter: adapterIdSchema,
+  /** `l0`, or a revision of it (`l0@<rev>`): the adapter every route request names. */
+  adapter: adapterNameSchema,
   systemPrompt: promptSchema,
   /** The labels the route grammar admits; the same set as the specialists. */
   labels: z.array(adapterIdSchema).min(1).max(32),
   maxTokens: z.int().min(1).max(MAX_ROUTE_MAX_TOKENS),
-  reasoningMaxTokens: z.int().min(0).max(MAX_ROUTE_MAX_TOKENS),
+  reasoningMaxTokens: z.int().min(0).max(MAX_REASONING_TOKENS),
   timeoutMs: timeoutMsSchema,
   viewBudgetBytes: budgetBytesSchema,
   /** The router's view keeps at most this many code points of each user message. */
@@ -65,8 +74,8 @@ export const summarySettingsSchema = z.object({
 export type SummarySettings = z.infer<typeof summarySettingsSchema>;
 
 export const specialistSettingsSchema = z.object({
-  /** Equal to the specialist's label. */
-  adapter: adapterIdSchema,
+  /** The specialist's label, or a revision of it (`label@<rev>`): the adapter its requests name. */
+  adapter: adapterNameSchema,
   systemPrompt: promptSchema,
   sampling: samplingSchema,
   answerTimeoutMs: timeoutMsSchema,
@@ -153,6 +162,70 @@ export const summaryWaitSettingsSchema = z.discriminatedUnion("mode", [
 ]);
 export type SummaryWaitSettings = z.infer<typeof summaryWaitSettingsSchema>;
 
+/** A step kind's name, as the edge's step registry knows it (workers/src/steps/). */
+export const stepKindSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{0,31}$/, "step kinds are 1-32 chars of [a-z0-9-]");
+
+/**
+ * One step of a turn's program. `background` steps run after the client's response has ended and the next turn may
+ * start (the summary), in program order; the others run in order on the turn's critical path. `options` are the
+ * kind's own settings, validated by its definition when the harness is resolved.
+ */
+export const turnStepSchema = z.strictObject({
+  kind: stepKindSchema,
+  /** How steps refer to this one (a repair step going back to a check); default: the kind. Unique in a program. */
+  name: stepKindSchema.optional(),
+  background: z.boolean().optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+});
+export type TurnStep = z.infer<typeof turnStepSchema>;
+
+/**
+ * When a turn's program stops before its steps are done: after `maxSteps` steps have run (a step may send the turn
+ * back to an earlier one), once the turn's completions used `maxCompletionTokens`, or `maxMs` after it started. A
+ * turn stopped before it has an answer fails (`turn_failed`); one stopped after keeps the answer it has.
+ */
+export const turnStopSchema = z.strictObject({
+  maxSteps: z.int().min(1).max(64),
+  maxCompletionTokens: z.int().min(1).max(1_000_000).optional(),
+  maxMs: timeoutMsSchema.optional(),
+});
+export type TurnStop = z.infer<typeof turnStopSchema>;
+
+export const turnProgramSchema = z
+  .strictObject({ steps: z.array(turnStepSchema).min(1).max(32), stop: turnStopSchema })
+  .superRefine((program, ctx) => {
+    const names = program.steps.map((step) => step.name ?? step.kind);
+    names.forEach((name, i) => {
+      if (names.indexOf(name) !== i)
+        ctx.addIssue({
+          code: "custom",
+          path: ["steps", i, "name"],
+          message: `two steps are named "${name}"`,
+        });
+    });
+    const firstBackground = program.steps.findIndex((step) => step.background === true);
+    if (
+      firstBackground >= 0 &&
+      program.steps.slice(firstBackground).some((step) => step.background !== true)
+    ) {
+      ctx.addIssue({ code: "custom", path: ["steps"], message: "background steps must come last" });
+    }
+  });
+export type TurnProgram = z.infer<typeof turnProgramSchema>;
+
+/** The program of a harness that names none: route, answer, the genui check, then the summary in the background. */
+export const DEFAULT_TURN_PROGRAM: TurnProgram = {
+  steps: [
+    { kind: "route" },
+    { kind: "answer" },
+    { kind: "genui-check" },
+    { kind: "summary", background: true },
+  ],
+  stop: { maxSteps: 16 },
+};
+
 export const harnessFieldsSchema = z.object({
   version: z.literal(HARNESS_VERSION),
   /** KV tokens per slot on the GPU nodes (`MOL_CONTEXT_SIZE`); every hop's prompt + completion must fit. */
@@ -166,6 +239,8 @@ export const harnessFieldsSchema = z.object({
   compaction: compactionSettingsSchema,
   /** Absent: `{ mode: "interim" }`. */
   summaryWait: summaryWaitSettingsSchema.optional(),
+  /** The steps a turn runs; absent: {@link DEFAULT_TURN_PROGRAM}. */
+  turn: turnProgramSchema.optional(),
 });
 export type HarnessDocument = z.infer<typeof harnessFieldsSchema>;
 export type HarnessDocumentInput = z.input<typeof harnessFieldsSchema>;
@@ -178,4 +253,14 @@ export function findSpecialist(harness: HarnessDocument, label: string): Special
 /** The harness's summary wait policy, its default filled in. */
 export function readSummaryWait(harness: HarnessDocument): SummaryWaitSettings {
   return harness.summaryWait ?? { mode: "interim" };
+}
+
+/** The harness's turn program, its default filled in. */
+export function readTurnProgram(harness: HarnessDocument): TurnProgram {
+  return harness.turn ?? DEFAULT_TURN_PROGRAM;
+}
+
+/** The label an adapter name stands for (`chat@0123abcd…` → `chat`). */
+export function adapterLabel(adapter: string): string {
+  return parseAdapterName(adapter).label;
 }

@@ -1,4 +1,4 @@
-import { findSpecialist, type HarnessDocument } from "./harness-settings.ts";
+import { adapterLabel, findSpecialist, type HarnessDocument } from "./harness-settings.ts";
 import { renderSystemLine } from "./render-view-lines.ts";
 import { countUtf8Bytes } from "./utf8.ts";
 
@@ -46,9 +46,10 @@ export function measureViewRoom(harness: HarnessDocument, adapter: string): View
 
 function computeViewRoom(harness: HarnessDocument, adapter: string): ViewRoom {
   const { templates, router } = harness;
+  const label = adapterLabel(adapter);
   const lineEndBytes = countUtf8Bytes(templates.lineEnd);
   const maxLabelBytes = Math.max(...router.labels.map(countUtf8Bytes));
-  if (adapter === router.adapter) {
+  if (label === adapterLabel(router.adapter)) {
     const reserveBytes = countUtf8Bytes(templates.routeCue) + maxLabelBytes + lineEndBytes;
     return splitBudget(
       router.viewBudgetBytes,
@@ -56,7 +57,7 @@ function computeViewRoom(harness: HarnessDocument, adapter: string): ViewRoom {
       reserveBytes,
     );
   }
-  const specialist = findSpecialist(harness, adapter);
+  const specialist = findSpecialist(harness, label);
   if (!specialist) throw new RangeError(`no view for adapter "${adapter}" in this harness`);
   const answerBytes = countUtf8Bytes(templates.assistantCue) + specialist.answerViewMaxBytes + lineEndBytes;
   const otherSummaryBytes = router.labels

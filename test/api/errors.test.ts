@@ -69,6 +69,7 @@ describe("mapWireErrorToApiError", () => {
     engine_failure: [502, "engine_failure"],
     protocol_error: [502, "protocol_error"],
     unsupported_version: [502, "unsupported_version"],
+    budget_exceeded: [500, "budget_exceeded"],
   };
 
   it.each(WIRE_ERROR_CODES)("maps %s", (code) => {

@@ -9,7 +9,7 @@ import { availableParallelism } from "node:os";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
 import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v2/index.ts";
 import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { answerInput, collectAnswer } from "../harness/generate-requests.ts";
 import { FIXTURE_MODEL_PATH, REPO_ROOT, TEST_MODELS_DIR } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { startTestNode } from "../harness/start-test-node.ts";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { availableParallelism } from "node:os";
 import { defaultThreadCount } from "../../gpu-nodes/src/config/node-config.ts";
 import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v2/index.ts";
-import { answerInput } from "../harness/collect-answer.ts";
+import { answerInput } from "../harness/generate-requests.ts";
 import { SMOLLM2_LABEL, findSmollm2Model, smollm2Candidates } from "../harness/find-smollm2-model.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";

@@ -1,7 +1,7 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { AnswerRequestInput } from "../../schema/wire/v2/index.ts";
-import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
-import type { CollectedAnswer } from "../harness/collect-answer.ts";
+import type { GenerateRequestInput } from "../../schema/wire/v2/index.ts";
+import { streamGenerate } from "../../workers/src/nats/stream-generate.ts";
+import type { CollectedAnswer } from "../harness/generate-requests.ts";
 
 export interface TimedAnswer extends CollectedAnswer {
   /** Requester side: request sent → first text delta received (the answer's time to first token). */
@@ -13,16 +13,18 @@ export interface TimedAnswer extends CollectedAnswer {
 /** An answer hop streamed to its end as the edge sees it, with the requester-side timings. */
 export async function collectTimedAnswer(
   nc: NatsConnection,
-  input: AnswerRequestInput,
+  input: GenerateRequestInput,
 ): Promise<TimedAnswer> {
   const deltas: string[] = [];
   let revision = "";
+  let adapter = "";
   let nodeId = "";
   const started = performance.now();
   let firstDeltaAt: number | undefined;
-  for await (const part of streamAnswer(nc, input)) {
+  for await (const part of streamGenerate(nc, input)) {
     if (part.type === "start") {
       revision = part.revision;
+      adapter = part.adapter;
       nodeId = part.nodeId;
     } else if (part.type === "text-delta") {
       firstDeltaAt ??= performance.now();
@@ -37,6 +39,7 @@ export async function collectTimedAnswer(
         text: deltas.join(""),
         finish: part,
         revision,
+        adapter,
         nodeId,
         firstDeltaMs: first - started,
         streamMs: ended - first,

@@ -38,8 +38,7 @@ import {
   buildDefaultHarness,
 } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-settings.ts";
-import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
 import { createMemoryLogger } from "../harness/start-test-node.ts";
 import { startNatsServer } from "../harness/start-nats-server.ts";
 import { renderBarChartSvg } from "./plots/render-bar-chart-svg.ts";
@@ -163,15 +162,13 @@ const harnesses: Partial<Record<RouterName, HarnessDocument>> = { "few-shot": fe
 
 function hop(router: RouterName, view: string, requestId: string, conversationId: string) {
   return requestRoute(client, {
-    version: WIRE_VERSION,
-    type: "route",
     requestId,
-    conversationId,
+    slotKey: conversationId,
     adapter: router === "trained" ? "l0" : "l0-bare",
-    labels: [...LABELS],
-    view,
+    choices: [...LABELS],
+    prompt: view,
     // As the edge sends it: the node extends the slot by the label and the next user line's opening once idle.
-    afterLabel: renderAfterRouteLabel(harnesses[router] ?? baseHarness),
+    afterChoice: renderAfterRouteLabel(harnesses[router] ?? baseHarness),
     timeoutMs: 60_000,
   });
 }

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import { answerInput } from "../harness/collect-answer.ts";
+import { answerInput } from "../harness/generate-requests.ts";
 import { collectTimedAnswer, type TimedAnswer } from "./collect-timed-answer.ts";
 import type { BenchExchange } from "./render-naive-view.ts";
 import { round } from "./stats.ts";

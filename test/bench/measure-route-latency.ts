@@ -1,6 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
-import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
 import { reportBenchProgress } from "./report-bench-progress.ts";
 
 /**
@@ -16,11 +15,9 @@ export async function measureRouteLatency(
   for (let i = 0; i < routes; i++) {
     const started = performance.now();
     await requestRoute(client, {
-      version: WIRE_VERSION,
-      type: "route",
       requestId: `bench-route-${i}`,
-      conversationId: `bench-route-${i % slots}`,
-      view: `<route>\nuser: request ${i} about ${["code", "a plan", "a widget", "hello"][i % 4]}\nlabel: `,
+      slotKey: `bench-route-${i % slots}`,
+      prompt: `<route>\nuser: request ${i} about ${["code", "a plan", "a widget", "hello"][i % 4]}\nlabel: `,
       timeoutMs: 10_000,
     });
     routeMs.push(performance.now() - started);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import { GENUI_ANSWER_SKELETON } from "../../schema/harness/genui-contract-prompt.ts";
 import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import type { GenuiComponent, GenuiComponentStore } from "../../workers/src/genui/genui-component-store.ts";
 import { readViewText } from "../../workers/src/views/conversation-views.ts";
@@ -69,7 +69,7 @@ describe("a prefilled answer opening (answerPrefix)", () => {
 
   it("ends the answer prompt, starts the stored answer and is the client's first delta", async () => {
     const { store, calls, streams, components } = await runGenuiTurns(harness, ["a greeting card"]);
-    const view = calls.answer[0]?.view ?? "";
+    const view = calls.answer[0]?.prompt ?? "";
     expect(view.endsWith(harness.templates.assistantCue + GENUI_ANSWER_SKELETON)).toBe(true);
     const answer = store.events.find((e) => e.type === "answer");
     expect(answer?.type === "answer" && answer.text).toBe(GENUI_ANSWER_SKELETON + BODY);
@@ -85,7 +85,7 @@ describe("a prefilled answer opening (answerPrefix)", () => {
 
   it("keeps each answer prompt a byte-prefix of the genui view after it, and shows the whole answer next turn", async () => {
     const { store, calls } = await runGenuiTurns(harness, ["a greeting card", "now a bigger one"]);
-    const [first, second] = calls.answer.map((c) => c.view);
+    const [first, second] = calls.answer.map((c) => c.prompt);
     const after = readViewText(buildConversationViews(store.events, harness), "genui");
     expect(after.startsWith(first ?? "")).toBe(true);
     expect(after.startsWith(second ?? "")).toBe(true);

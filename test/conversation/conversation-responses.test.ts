@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import { buildTurnId, parseResponseId } from "../../workers/src/conversation/item-id.ts";
 import { listItems } from "../../workers/src/conversation/list-items.ts";
@@ -10,7 +10,7 @@ import {
   exportThrough,
   readStoredTurn,
 } from "../../workers/src/conversation/stored-turns.ts";
-import { CANCELLED_BY_REQUEST } from "../../workers/src/conversation/turn-loop.ts";
+import { CANCELLED_BY_REQUEST } from "../../workers/src/turns/turn-loop.ts";
 import {
   META,
   MemoryConversationStore,
@@ -113,7 +113,7 @@ describe("stored turns: chaining, instructions, context, tombstones", () => {
       "user_message",
     ]);
     // The views: each prompt extends the previous one (prefix kept), with the instructions and context in it.
-    const prompts = scripted.calls.answer.map((call) => call.view);
+    const prompts = scripted.calls.answer.map((call) => call.prompt);
     expect(prompts[0]).toContain("Be brief.");
     expect(prompts[0]).toContain("earlier question");
     expect(prompts[0]).toContain("earlier answer");
@@ -144,7 +144,7 @@ describe("stored turns: chaining, instructions, context, tombstones", () => {
 
     await collectParts(streamOf(turns.startTurn({ conversationId: META.id, text: "two" })));
     await settled();
-    const [first, second] = scripted.calls.answer.map((call) => call.view);
+    const [first, second] = scripted.calls.answer.map((call) => call.prompt);
     // Tombstones never rewrite the middle of a view: the second prompt still starts with the first.
     expect(second?.startsWith(first ?? "\0")).toBe(true);
   });
@@ -177,9 +177,9 @@ describe("stored turns: chaining, instructions, context, tombstones", () => {
       true,
     );
     await settled();
-    const second = scripted.calls.answer[1]?.view ?? "";
+    const second = scripted.calls.answer[1]?.prompt ?? "";
     expect(second).toContain("a note from the user");
-    expect(second.startsWith(scripted.calls.answer[0]?.view ?? "\0")).toBe(true);
+    expect(second.startsWith(scripted.calls.answer[0]?.prompt ?? "\0")).toBe(true);
     expect(deleteItem(store, META.id, "msg_added1c0")).toBe(true);
     const left = listItems(store, META.id, { limit: 10, order: "asc" });
     expect("items" in left && left.items.some((i) => "context" in i && i.context.id === "msg_added1c0")).toBe(
@@ -231,7 +231,7 @@ describe("detached turns, cancel and resume", () => {
         calls += 1;
         return calls === 1
           ? answerUntilAborted("Hel", options)
-          : createScriptedHops({}).hops.answer(input, options);
+          : createScriptedHops({}).hops.stream(input, options);
       },
     });
     const { store, turns, settled } = storedConversation(scripted);

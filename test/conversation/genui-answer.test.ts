@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import { validateGenuiAnswer } from "../../workers/src/conversation/validate-genui-answer.ts";
 import { extractComponentSource } from "../../workers/src/genui/extract-component-source.ts";

@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  OverloadedError,
-  TENANT_QUEUE_FEATURE,
-  WIRE_VERSION,
-  type NodeStatus,
-} from "../../schema/wire/v2/index.ts";
+import { OverloadedError, WIRE_VERSION, type NodeStatus } from "../../schema/wire/v2/index.ts";
 import { mapTurnErrorToApiError } from "../../workers/src/api/errors/api-error.ts";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import {
   META,
@@ -53,22 +48,14 @@ async function runTurn(scripted: ReturnType<typeof createScriptedHops>, nodes: N
   return parts;
 }
 
-describe("the tenant on hop requests", () => {
-  it("is sent on every hop to a node that queues by tenant", async () => {
-    const scripted = createScriptedHops({});
-    await runTurn(scripted, [node("n1", [TENANT_QUEUE_FEATURE])]);
-    const hops = [...scripted.calls.route, ...scripted.calls.answer, ...scripted.calls.summary];
-    expect(hops).toHaveLength(3);
-    for (const hop of hops) expect(hop.tenantId).toBe(META.tenantId);
-  });
-
-  it("is left off for a node of an earlier build, and on the queue group (strict answer requests)", async () => {
-    for (const nodes of [[node("old", [])], []]) {
+describe("the tenant on generate requests", () => {
+  it("is sent on every request, to a chosen node and on the queue group alike (every v2 node queues by tenant)", async () => {
+    for (const nodes of [[node("n1", [])], []]) {
       const scripted = createScriptedHops({});
       await runTurn(scripted, nodes);
       const hops = [...scripted.calls.route, ...scripted.calls.answer, ...scripted.calls.summary];
       expect(hops).toHaveLength(3);
-      for (const hop of hops) expect(hop).not.toHaveProperty("tenantId");
+      for (const hop of hops) expect(hop.tenantId).toBe(META.tenantId);
     }
   });
 });
@@ -82,7 +69,7 @@ describe("a full node queue", () => {
         throw new OverloadedError("queue full", { retryAfterMs: 2_500 });
       },
     });
-    const nodes = ["a", "b", "c"].map((id) => node(id, [TENANT_QUEUE_FEATURE]));
+    const nodes = ["a", "b", "c"].map((id) => node(id, []));
     const parts = await runTurn(scripted, nodes);
     expect(scripted.calls.answer).toHaveLength(3);
     const failed = parts.at(-1) as Extract<TurnStreamPart, { type: "turn-error" }>;

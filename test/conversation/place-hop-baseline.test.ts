@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  WIRE_VERSION,
-  buildHopSubject,
-  buildNodeHopSubject,
-  type NodeStatus,
-} from "../../schema/wire/v2/index.ts";
-import { placeHop, type HopPlacement } from "../../workers/src/conversation/place-hop.ts";
+import { WIRE_VERSION, type NodeStatus } from "../../schema/wire/v2/index.ts";
+import { placeHop, type HopPlacement } from "../../workers/src/generate/place-generate.ts";
 import { PlacementLedger, estimatePromptTokens } from "../../workers/src/fleet/placement-ledger.ts";
 
 /** One node that holds the conversation's warm KV for "chat". */
@@ -31,35 +26,36 @@ const warmNode: NodeStatus = {
   heartbeatIntervalMs: 1000,
 };
 
-async function subjectFor(placement: HopPlacement) {
-  const subjects: string[] = [];
+/** Where placement sends one answer: the node (its own subject) or undefined (the queue group's). */
+async function targetsOf(placement: HopPlacement) {
+  const targets: Array<string | undefined> = [];
   const { placement: record } = await placeHop(
     { placement, hop: "answer", adapter: "chat", conversationId: "c1", canRetry: () => false },
-    (subject) => {
-      subjects.push(subject);
+    (nodeId) => {
+      targets.push(nodeId);
       return Promise.resolve("ok");
     },
   );
-  return { subjects, reason: record.reason };
+  return { targets, reason: record.reason };
 }
 
 describe("placing a hop", () => {
   it("sends it to the warm node when placement picks nodes", async () => {
-    const placed = await subjectFor({ nodes: () => Promise.resolve([warmNode]) });
-    expect(placed.subjects).toEqual([buildNodeHopSubject("n1", "answer")]);
+    const placed = await targetsOf({ nodes: () => Promise.resolve([warmNode]) });
+    expect(placed.targets).toEqual(["n1"]);
     expect(placed.reason).not.toBe("queue-group");
   });
 
   it("leaves it to NATS's queue group in the baseline, whatever the fleet holds", async () => {
     let reads = 0;
-    const placed = await subjectFor({
+    const placed = await targetsOf({
       picksNodes: false,
       nodes: () => {
         reads++;
         return Promise.resolve([warmNode]);
       },
     });
-    expect(placed.subjects).toEqual([buildHopSubject("answer")]);
+    expect(placed.targets).toEqual([undefined]);
     expect(placed.reason).toBe("queue-group");
     // Not even asked: in the baseline only the conversation object reads the fleet, for the served chat format.
     expect(reads).toBe(0);

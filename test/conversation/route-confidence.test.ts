@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import {
   META,

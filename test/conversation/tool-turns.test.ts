@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";
+import type { GenerateStreamPart } from "../../workers/src/nats/generate-client.ts";
 import { WIRE_VERSION, outputConstraintSchema } from "../../schema/wire/v2/index.ts";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
 import type { StartTurnRequest, StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import {
@@ -21,7 +21,7 @@ const CALL = { id: "call_1", name: "get_weather", arguments: "{}" };
 
 /** A node's answer that is one function call, its arguments in two slices. */
 // eslint-disable-next-line @typescript-eslint/require-await -- an async stream like the wire's, with nothing to wait for
-async function* callParts(): AsyncGenerator<AnswerStreamPart> {
+async function* callParts(): AsyncGenerator<GenerateStreamPart> {
   const base = { version: WIRE_VERSION } as const;
   yield { ...base, seq: 0, type: "start", requestId: "r", nodeId: "n", adapter: "a", revision: "rev1" };
   for (const [i, argumentsDelta] of ["{", "}"].entries())
@@ -91,6 +91,6 @@ describe("stored turns with tools", () => {
     const changes = store.events.flatMap((e) => (e.type === "tools_changed" ? [e] : []));
     // First turn: tools appear; second: the same tools, nothing; third: no tools, the block says so.
     expect(changes.map((e) => e.tools.length)).toEqual([1, 0]);
-    expect(scripted.calls.answer[1]?.view).toContain("get_weather");
+    expect(scripted.calls.answer[1]?.prompt).toContain("get_weather");
   });
 });

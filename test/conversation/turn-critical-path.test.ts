@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { EngineFailureError, WIRE_VERSION, type AnswerRequestInput } from "../../schema/wire/v2/index.ts";
-import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { EngineFailureError, WIRE_VERSION, type GenerateRequestInput } from "../../schema/wire/v2/index.ts";
+import type { GenerateStreamPart } from "../../workers/src/nats/generate-client.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import type { TimelineEventOf } from "../../workers/src/db/timeline-event.ts";
@@ -90,7 +90,7 @@ describe("the next turn and the previous summary", () => {
     ]);
     expect(c.routeOf("turn_t2")?.summaryWaitMs).toBeUndefined();
     // The route hop saw the new user line, rendered as the user message then appended renders it.
-    expect(c.scripted.calls.route[1]?.view).toContain("second question");
+    expect(c.scripted.calls.route[1]?.prompt).toContain("second question");
     held.releaseAll();
     await c.turns.afterTurns(() => Promise.resolve());
     expect(c.types().slice(6).sort()).toEqual(["summary:turn_t1", "summary:turn_t2"]);
@@ -121,8 +121,8 @@ describe("the next turn and the previous summary", () => {
       "summary:turn_t3",
     ]);
     // Each prompt was its turn's, read before the next turn appended anything.
-    expect(c.scripted.calls.summary[1]?.view).toContain("second question");
-    expect(c.scripted.calls.summary[1]?.view).not.toContain("third question");
+    expect(c.scripted.calls.summary[1]?.prompt).toContain("second question");
+    expect(c.scripted.calls.summary[1]?.prompt).not.toContain("third question");
   });
 
   it("waits for that summary when routed to another specialist, so its view holds it (bounded)", async () => {
@@ -151,7 +151,7 @@ describe("the next turn and the previous summary", () => {
     ]);
     expect(c.routeOf("turn_t2")?.summaryWaitMs).toBeGreaterThan(20);
     expect(c.scripted.calls.answer[1]?.adapter).toBe("chat");
-    expect(c.scripted.calls.answer[1]?.view).toContain("Summary of turn_t1.");
+    expect(c.scripted.calls.answer[1]?.prompt).toContain("Summary of turn_t1.");
   });
 
   it("waits at most the summary's bound, and a late summary does not reach the new turn's view (bounded)", async () => {
@@ -171,7 +171,7 @@ describe("the next turn and the previous summary", () => {
     const waited = c.routeOf("turn_t2")?.summaryWaitMs ?? 0;
     expect(waited).toBeGreaterThanOrEqual(70);
     expect(waited).toBeLessThan(500);
-    expect(c.scripted.calls.answer[1]?.view).not.toContain("Summary of turn_t1.");
+    expect(c.scripted.calls.answer[1]?.prompt).not.toContain("Summary of turn_t1.");
     held.releaseAll();
     await c.turns.afterTurns(() => Promise.resolve());
     expect(c.types()).toContain("summary:turn_t1");
@@ -212,7 +212,7 @@ describe("the next turn and the previous summary", () => {
     const route = c.routeOf("turn_t2");
     expect(route?.summaryWaitMs).toBeUndefined();
     expect(route?.summaryInterim).toBe(true);
-    const chatView = c.scripted.calls.answer[1]?.view ?? "";
+    const chatView = c.scripted.calls.answer[1]?.prompt ?? "";
     expect(chatView).toContain("[coding] (opening of the answer) Hello there.");
     expect(chatView.indexOf("(opening of the answer)")).toBeLessThan(chatView.indexOf("second question"));
     expect(chatView).not.toContain("Summary of turn_t1.");
@@ -221,7 +221,7 @@ describe("the next turn and the previous summary", () => {
     expect(c.types()).toContain("summary:turn_t1");
     // The late summary changed nothing in the views: turn 3's prompt extends turn 2's view.
     await c.turn("third question");
-    const third = c.scripted.calls.answer[2]?.view ?? "";
+    const third = c.scripted.calls.answer[2]?.prompt ?? "";
     expect(third.startsWith(chatView)).toBe(true);
     expect(c.routeOf("turn_t3")?.summaryInterim).toBeUndefined();
   });
@@ -232,7 +232,7 @@ async function* nodeStream(
   nodeId: string,
   deltas: string[],
   end: "finish" | Error,
-): AsyncGenerator<AnswerStreamPart> {
+): AsyncGenerator<GenerateStreamPart> {
   let seq = 0;
   yield {
     version: WIRE_VERSION,
@@ -260,7 +260,7 @@ async function* nodeStream(
 
 describe("mid-stream failover by continuation", () => {
   it("continues the answer on another node from the text streamed: one answer, the takeover recorded", async () => {
-    const calls: AnswerRequestInput[] = [];
+    const calls: GenerateRequestInput[] = [];
     const c = conversation({
       answer: (input) => {
         calls.push(input);
@@ -280,7 +280,7 @@ describe("mid-stream failover by continuation", () => {
 
     // The second node's prompt is the first's plus the partial answer, its budget what is left.
     const [first, second] = calls;
-    expect(second?.view).toBe(`${first?.view ?? ""}Hello the`);
+    expect(second?.prompt).toBe(`${first?.prompt ?? ""}Hello the`);
     expect(second?.sampling?.maxTokens).toBe((first?.sampling?.maxTokens ?? 0) - 2);
 
     const answer = c.store.events.find((e) => e.type === "answer") as TimelineEventOf<"answer">;

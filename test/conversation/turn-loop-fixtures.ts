@@ -3,16 +3,12 @@ import type { StoredTimelineEvent, TimelineEvent } from "../../workers/src/db/ti
 import {
   CancelledError,
   WIRE_VERSION,
-  type AnswerRequestInput,
-  type RouteRequestInput,
-  type RouteResult,
-  type SummaryRequestInput,
-  type SummaryResult,
+  type GenerateRequestInput,
+  type GenerateResult,
   type Usage,
 } from "../../schema/wire/v2/index.ts";
-import type { HopClient } from "../../workers/src/nats/hop-client.ts";
+import type { GenerateClient, GenerateStreamPart } from "../../workers/src/nats/generate-client.ts";
 import type { HopCallOptions } from "../../workers/src/nats/hop-transport.ts";
-import type { AnswerStreamPart } from "../../workers/src/nats/answer-stream.ts";
 import type { TurnCharge, UsageMeter } from "../../workers/src/conversation/charge-turn.ts";
 import type {
   ConversationMeta,
@@ -20,7 +16,7 @@ import type {
   IdempotencyRecord,
   ViewSnapshot,
 } from "../../workers/src/conversation/conversation-store.ts";
-import type { TurnLoopDeps, TurnOutbox } from "../../workers/src/conversation/turn-loop.ts";
+import type { TurnLoopDeps, TurnOutbox } from "../../workers/src/turns/turn-loop.ts";
 import type { TurnRecord, TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
 import { readPartStream } from "../../workers/src/lib/create-part-stream.ts";
 
@@ -80,58 +76,67 @@ export class MemoryConversationStore implements ConversationStore {
 }
 
 type RouteScript = (
-  input: RouteRequestInput,
-) => Promise<Pick<RouteResult, "label"> & { usage?: Usage; confidence?: number }>;
-type AnswerScript = (input: AnswerRequestInput, options: HopCallOptions) => AsyncIterable<AnswerStreamPart>;
-type SummaryScript = (input: SummaryRequestInput) => Promise<{ text: string; usage?: Usage }>;
+  input: GenerateRequestInput,
+) => Promise<{ label: string; usage?: Usage; confidence?: number }>;
+type AnswerScript = (
+  input: GenerateRequestInput,
+  options: HopCallOptions,
+) => AsyncIterable<GenerateStreamPart>;
+type SummaryScript = (input: GenerateRequestInput) => Promise<{ text: string; usage?: Usage }>;
 
 const defaultRoute: RouteScript = () => Promise.resolve({ label: "coding" });
 const defaultSummary: SummaryScript = () => Promise.resolve({ text: "Said hello." });
 
-/** A hop client that plays scripted replies and records every call. */
+/**
+ * A generate client that plays scripted replies and records every request, by the edge's use of it: the route's
+ * choice, the streamed answer, the summary.
+ */
 export function createScriptedHops(script: {
   route?: RouteScript;
   answer?: AnswerScript;
   summary?: SummaryScript;
 }) {
   const calls = {
-    route: [] as RouteRequestInput[],
-    answer: [] as AnswerRequestInput[],
-    summary: [] as SummaryRequestInput[],
+    route: [] as GenerateRequestInput[],
+    answer: [] as GenerateRequestInput[],
+    summary: [] as GenerateRequestInput[],
   };
-  const hops: HopClient = {
-    async route(input) {
-      calls.route.push(input);
-      const reply = await (script.route ?? defaultRoute)(input);
-      return {
-        version: WIRE_VERSION,
-        type: "route-result",
-        requestId: input.requestId,
-        nodeId: "node-route",
-        label: reply.label,
-        rawText: reply.label,
-        ...(reply.confidence === undefined ? {} : { confidence: reply.confidence }),
-        usage: reply.usage ?? usage(20, 2),
-        timings: TIMINGS,
-      } satisfies RouteResult;
-    },
-    answer(input, options) {
-      calls.answer.push(input);
-      return (script.answer ?? (() => answerParts("Hello there.", usage(100, 5))))(input, options ?? {});
-    },
-    async summary(input) {
+  const result = (input: GenerateRequestInput, nodeId: string) => ({
+    version: WIRE_VERSION,
+    type: "result" as const,
+    requestId: input.requestId,
+    nodeId,
+    adapter: input.adapter,
+    revision: "rev1",
+    finishReason: "stop" as const,
+    timings: TIMINGS,
+  });
+  const hops: GenerateClient = {
+    async generate(input) {
+      if (input.priority === "route") {
+        calls.route.push(input);
+        const reply = await (script.route ?? defaultRoute)(input);
+        return {
+          ...result(input, "node-route"),
+          text: reply.label,
+          choice: {
+            value: reply.label,
+            ...(reply.confidence === undefined ? {} : { probabilities: { [reply.label]: reply.confidence } }),
+          },
+          usage: reply.usage ?? usage(20, 2),
+        } satisfies GenerateResult;
+      }
       calls.summary.push(input);
       const reply = await (script.summary ?? defaultSummary)(input);
       return {
-        version: WIRE_VERSION,
-        type: "summary-result",
-        requestId: input.requestId,
-        nodeId: "node-summary",
+        ...result(input, "node-summary"),
         text: reply.text,
-        finishReason: "stop",
         usage: reply.usage ?? usage(110, 4),
-        timings: TIMINGS,
-      } satisfies SummaryResult;
+      } satisfies GenerateResult;
+    },
+    stream(input, options) {
+      calls.answer.push(input);
+      return (script.answer ?? (() => answerParts("Hello there.", usage(100, 5))))(input, options ?? {});
     },
   };
   return { hops, calls };
@@ -139,7 +144,7 @@ export function createScriptedHops(script: {
 
 /** A whole answer: `start`, one delta per word, `finish` with the node's usage. */
 // eslint-disable-next-line @typescript-eslint/require-await -- an async stream like the wire's, with nothing to wait for
-export async function* answerParts(text: string, reported: Usage): AsyncGenerator<AnswerStreamPart> {
+export async function* answerParts(text: string, reported: Usage): AsyncGenerator<GenerateStreamPart> {
   let seq = 0;
   yield {
     version: WIRE_VERSION,
@@ -167,7 +172,7 @@ export async function* answerParts(text: string, reported: Usage): AsyncGenerato
 export async function* answerUntilAborted(
   text: string,
   options: HopCallOptions,
-): AsyncGenerator<AnswerStreamPart> {
+): AsyncGenerator<GenerateStreamPart> {
   yield {
     version: WIRE_VERSION,
     seq: 0,
@@ -191,7 +196,7 @@ export interface Recorded {
 }
 
 /** Loop dependencies with fakes everywhere: no fleet (queue-group placement), a fixed clock, counted turn ids. */
-export function createTestDeps(hops: HopClient, overrides: Partial<TurnLoopDeps> = {}) {
+export function createTestDeps(hops: GenerateClient, overrides: Partial<TurnLoopDeps> = {}) {
   const recorded: Recorded = { charges: [], events: [] };
   let nextTurn = 0;
   const meter: UsageMeter = {
@@ -207,7 +212,7 @@ export function createTestDeps(hops: HopClient, overrides: Partial<TurnLoopDeps>
     },
   };
   const deps: TurnLoopDeps = {
-    hops,
+    client: hops,
     placement: { nodes: () => Promise.resolve([]) },
     hopTimeouts: { firstPartMs: 1_000, stallMs: 1_000, replyMs: 1_000 },
     harness: DEFAULT_HARNESS,

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { EngineFailureError, NoRespondersError } from "../../schema/wire/v2/index.ts";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
-import { startStatelessTurn } from "../../workers/src/conversation/turn-loop.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
+import { startStatelessTurn } from "../../workers/src/turns/turn-loop.ts";
 import type { StartTurnResult } from "../../workers/src/conversation/conversation-rpc.ts";
 import { readPartStream } from "../../workers/src/lib/create-part-stream.ts";
 import type { TurnStreamPart } from "../../workers/src/conversation/turn-record.ts";
@@ -153,7 +153,7 @@ describe("the turn loop, stored turns", () => {
     // Text had streamed: each next node continues from it, and when every node dies the turn fails.
     expect(scripted.calls.answer).toHaveLength(3);
     expect(parts.at(-1)?.type).toBe("turn-error");
-    const promptChars = scripted.calls.answer[0]?.view.length ?? 0;
+    const promptChars = scripted.calls.answer[0]?.prompt.length ?? 0;
     const charge = recorded.charges[0]?.charge;
     expect(charge?.estimated).toBe(true);
     expect(charge?.hops.answer).toBe(Math.ceil(promptChars / 4) + Math.ceil((3 * "twelve chars".length) / 4));
@@ -181,7 +181,7 @@ describe("the turn loop, stored turns", () => {
     });
     expect(scripted.calls.summary).toHaveLength(0);
     expect(recorded.events.map((e) => [e.phase, e.turn.status])).toEqual([["turn", "cancelled"]]);
-    const promptChars = scripted.calls.answer[0]?.view.length ?? 0;
+    const promptChars = scripted.calls.answer[0]?.prompt.length ?? 0;
     expect(recorded.charges[0]?.charge).toMatchObject({
       estimated: true,
       hops: { route: 22, answer: Math.ceil(promptChars / 4) + 2, summary: 0 },
@@ -340,7 +340,7 @@ describe("the turn loop, stateless turns (chat completions)", () => {
       type: "turn-finish",
       turn: { conversationId: "chat_abc", userText: "hi" },
     });
-    expect(scripted.calls.answer[0]?.conversationId).toBe("chat_abc");
+    expect(scripted.calls.answer[0]?.slotKey).toBe("chat_abc");
     await vi.waitFor(() => expect(recorded.charges).toHaveLength(1));
     expect(recorded.charges[0]).toEqual({
       tenantId: "tenant_chat",
@@ -372,7 +372,7 @@ describe("the turn loop, stateless turns (chat completions)", () => {
       if (part.type === "text-delta") break;
     }
     await vi.waitFor(() => expect(recorded.charges).toHaveLength(1));
-    const promptChars = scripted.calls.answer[0]?.view.length ?? 0;
+    const promptChars = scripted.calls.answer[0]?.prompt.length ?? 0;
     expect(recorded.charges[0]?.charge).toMatchObject({
       estimated: true,
       hops: { route: 22, answer: Math.ceil(promptChars / 4) + Math.ceil("some text".length / 4) },

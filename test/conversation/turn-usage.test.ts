@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import { EngineFailureError } from "../../schema/wire/v2/index.ts";
 import type { TurnUsage } from "../../workers/src/conversation/charge-turn.ts";
-import { ConversationTurns } from "../../workers/src/conversation/conversation-turns.ts";
+import { ConversationTurns } from "../../workers/src/turns/conversation-turns.ts";
 import type { StartTurnRequest } from "../../workers/src/conversation/conversation-rpc.ts";
 import {
   META,

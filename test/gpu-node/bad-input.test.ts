@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
-  WIRE_VERSION,
-  buildHopSubject,
+  buildGenerateSubject,
   errorReplySchema,
   streamPartSchema,
-  type Hop,
+  type GenerateRequestInput,
 } from "../../schema/wire/v2/index.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { answerInput, collectAnswer, routeRequest, summaryRequest } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -26,30 +25,37 @@ afterAll(async () => {
 
 const encode = (value: unknown) =>
   new TextEncoder().encode(typeof value === "string" ? value : JSON.stringify(value));
-const valid = (hop: Hop) => ({
-  version: WIRE_VERSION,
-  type: hop,
-  requestId: `bad-${hop}`,
-  conversationId: "bad",
-  adapter: hop === "route" ? "l0" : "chat",
-  view: "user: hi\n",
-  timeoutMs: 5_000,
-});
+/** The edge's three kinds of request: a route's choice, a streamed answer, a summary. */
+type Kind = "route" | "answer" | "summary";
+const valid = (kind: Kind): GenerateRequestInput & { requestId: string } => {
+  const request =
+    kind === "route"
+      ? routeRequest({ slotKey: "bad", prompt: "user: hi\n", timeoutMs: 5_000 })
+      : kind === "answer"
+        ? answerInput("bad", "chat", "user: hi\n", { timeoutMs: 5_000 })
+        : summaryRequest("bad", "chat", "user: hi\n", { timeoutMs: 5_000 });
+  return { ...request, requestId: `bad-${kind}` };
+};
 
 /** Sends raw bytes and returns the error the node replied with (for answer: the stream's only part). */
-async function sendRaw(hop: Hop, body: unknown): Promise<{ code: string; requestId?: string | undefined }> {
-  if (hop !== "answer") {
-    const msg = await t.client.request(buildHopSubject(hop), encode(body), { timeout: 5_000 });
+async function sendRaw(kind: Kind, body: unknown): Promise<{ code: string; requestId?: string | undefined }> {
+  if (kind !== "answer") {
+    const msg = await t.client.request(buildGenerateSubject(), encode(body), { timeout: 5_000 });
     const reply = errorReplySchema.parse(JSON.parse(new TextDecoder().decode(msg.data)));
     return { code: reply.error.code, requestId: reply.requestId };
   }
   const parts = [];
-  for await (const msg of await t.client.requestMany(buildHopSubject(hop), encode(body), {
+  for await (const msg of await t.client.requestMany(buildGenerateSubject(), encode(body), {
     strategy: "sentinel",
     maxWait: 5_000,
   })) {
     if (msg.data.length === 0) break;
-    parts.push(streamPartSchema.parse(JSON.parse(new TextDecoder().decode(msg.data))));
+    const data: unknown = JSON.parse(new TextDecoder().decode(msg.data));
+    // A request too malformed to say it wants a stream gets the one unstreamed error reply.
+    if (parts.length === 0 && (data as { seq?: unknown }).seq === undefined) {
+      return { code: errorReplySchema.parse(data).error.code };
+    }
+    parts.push(streamPartSchema.parse(data));
   }
   // Errors found while decoding come alone; errors found by the engine may follow the `start` part.
   expect(parts.length).toBeGreaterThanOrEqual(1);
@@ -63,24 +69,47 @@ async function sendRaw(hop: Hop, body: unknown): Promise<{ code: string; request
 
 const HUGE_VIEW = "word ".repeat(2_000);
 
-describe.each<Hop>(["route", "answer", "summary"])("bad %s requests", (hop) => {
+describe.each<Kind>(["route", "answer", "summary"])("bad %s requests", (kind) => {
   it.each([
     ["malformed JSON", "{not json", "bad_request"],
     ["a JSON array", [1, 2], "bad_request"],
-    ["a wrong version", { ...valid(hop), version: "molmesh.v0" }, "unsupported_version"],
-    ["a missing view", { ...valid(hop), view: undefined }, "bad_request"],
-    ["a missing deadline", { ...valid(hop), timeoutMs: undefined }, "bad_request"],
-    ["a wrong type", { ...valid(hop), timeoutMs: "soon" }, "bad_request"],
-    ["an unknown adapter", { ...valid(hop), adapter: "poetry" }, "unknown_adapter"],
-    ["a view over the context", { ...valid(hop), view: HUGE_VIEW }, "context_length_exceeded"],
+    ["a wrong version", { ...valid(kind), version: "molmesh.v0" }, "unsupported_version"],
+    ["a missing prompt", { ...valid(kind), prompt: undefined }, "bad_request"],
+    ["a missing deadline", { ...valid(kind), timeoutMs: undefined }, "bad_request"],
+    ["a wrong type", { ...valid(kind), timeoutMs: "soon" }, "bad_request"],
+    ["an unknown field", { ...valid(kind), view: "user: hi" }, "bad_request"],
+    ["an unknown adapter", { ...valid(kind), adapter: "poetry" }, "unknown_adapter"],
+    ["an unknown adapter revision", { ...valid(kind), adapter: "chat@0000000000ff" }, "unknown_adapter"],
+    ["a prompt over the context", { ...valid(kind), prompt: HUGE_VIEW }, "context_length_exceeded"],
   ])("%s gets a typed error reply", async (_name, body, code) => {
     const logsBefore = t.logs.filter((l) => l.level === "warn").length;
-    const reply = await sendRaw(hop, body);
+    const reply = await sendRaw(kind, body);
     expect(reply.code).toBe(code);
-    if (hop !== "answer" && typeof body === "object" && !Array.isArray(body) && code !== "bad_request") {
-      expect(reply.requestId).toBe(`bad-${hop}`);
+    if (kind !== "answer" && typeof body === "object" && !Array.isArray(body) && code !== "bad_request") {
+      expect(reply.requestId).toBe(`bad-${kind}`);
     }
     expect(t.logs.filter((l) => l.level === "warn").length).toBe(logsBefore + 1);
+  });
+});
+
+describe("a request of another wire version", () => {
+  it("is refused with a clear error, never misread", async () => {
+    // A v1 edge's route hop, sent to the v2 subject by hand (subjects carry the version, so it never arrives there
+    // by itself).
+    const v1Route = {
+      version: "molmesh.v1",
+      type: "route",
+      requestId: "v1-route",
+      conversationId: "bad",
+      adapter: "l0",
+      view: "user: hi\nlabel: ",
+      timeoutMs: 5_000,
+    };
+    const msg = await t.client.request(buildGenerateSubject(), encode(v1Route), { timeout: 5_000 });
+    const reply = errorReplySchema.parse(JSON.parse(new TextDecoder().decode(msg.data)));
+    expect(reply.error.code).toBe("unsupported_version");
+    expect(reply.error.message).toMatch(/molmesh\.v1.*molmesh\.v2/);
+    expect(reply.requestId).toBe("v1-route");
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { MolWireError, OverloadedError } from "../../schema/wire/v2/index.ts";
-import { answerInput, collectAnswer, type CollectedAnswer } from "../harness/collect-answer.ts";
+import { answerInput, collectAnswer, type CollectedAnswer } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 

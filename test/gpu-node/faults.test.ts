@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import {
-  CancelledError,
-  DeadlineExceededError,
-  OverloadedError,
-  WIRE_VERSION,
-} from "../../schema/wire/v2/index.ts";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
-import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { CancelledError, DeadlineExceededError, OverloadedError } from "../../schema/wire/v2/index.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
+import { streamGenerate } from "../../workers/src/nats/stream-generate.ts";
+import { answerInput, collectAnswer } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -51,7 +46,7 @@ describe("cancellation, deadlines and overload", () => {
     const started = Date.now();
     let deltas = 0;
     const run = (async () => {
-      for await (const part of streamAnswer(t.client, answerInput("cancel", "chat", VIEW, LONG), {
+      for await (const part of streamGenerate(t.client, answerInput("cancel", "chat", VIEW, LONG), {
         signal: controller.signal,
       })) {
         if (part.type === "text-delta" && ++deltas === 3) controller.abort();
@@ -64,7 +59,7 @@ describe("cancellation, deadlines and overload", () => {
   });
 
   it("a consumer that stops reading cancels the hop on the node", async () => {
-    for await (const part of streamAnswer(t.client, answerInput("break", "chat", VIEW, LONG))) {
+    for await (const part of streamGenerate(t.client, answerInput("break", "chat", VIEW, LONG))) {
       if (part.type === "text-delta") break;
     }
     await waitUntil(allSlotsFree, 1_000);
@@ -86,11 +81,9 @@ describe("cancellation, deadlines and overload", () => {
     await waitUntil(() => t.engine.snapshot().filter((s) => s.freeSlots === 0).length === 2);
     const started = Date.now();
     const route = requestRoute(t.client, {
-      version: WIRE_VERSION,
-      type: "route",
       requestId: "overloaded-route",
-      conversationId: "x",
-      view: "user: hi\n",
+      slotKey: "x",
+      prompt: "user: hi\n",
       timeoutMs: 10_000,
     });
     await expect(route).rejects.toBeInstanceOf(OverloadedError);

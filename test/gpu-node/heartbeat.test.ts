@@ -8,7 +8,7 @@ import {
   nodeStatusSchema,
   type NodeStatus,
 } from "../../schema/wire/v2/index.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { answerInput, collectAnswer } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 

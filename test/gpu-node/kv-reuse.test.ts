@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
 import { DEFAULT_CONTEXT_TOKENS, buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { renderAfterRouteLabel, renderRouterViewOpening } from "../../schema/harness/render-view-lines.ts";
-import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { measureKvReuse } from "../bench/measure-kv-reuse.ts";
 import { renderExamplePrompt, type RoutingExample } from "../bench/routing/render-router-prompts.ts";
 import { renderAppendOnlyView } from "../bench/render-naive-view.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { answerInput, collectAnswer } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -112,12 +111,10 @@ const routeView = (message: string, context: RoutingExample["context"] = []) =>
 
 async function route(conversationId: string, view: string, afterLabel?: string) {
   const result = await requestRoute(t.client, {
-    version: WIRE_VERSION,
-    type: "route",
     requestId: `${conversationId}-${view.length}`,
-    conversationId,
-    view,
-    ...(afterLabel === undefined ? {} : { afterLabel }),
+    slotKey: conversationId,
+    prompt: view,
+    ...(afterLabel === undefined ? {} : { afterChoice: afterLabel }),
     timeoutMs: 20_000,
   });
   expect(result.usage.promptTokens).toBe(

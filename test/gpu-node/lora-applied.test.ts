@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DEFAULT_ADAPTER_IDS, WIRE_VERSION } from "../../schema/wire/v2/index.ts";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { DEFAULT_ADAPTER_IDS } from "../../schema/wire/v2/index.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
+import { answerInput, collectAnswer } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { BARE_BASE_ADAPTER, startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -52,11 +52,9 @@ describe.each([
 
   it("routes under the grammar on this model too", async () => {
     const result = await requestRoute(t.client, {
-      version: WIRE_VERSION,
-      type: "route",
       requestId: "fixture-route",
-      conversationId: "fixture",
-      view: "user: build me a dashboard\nlabel:",
+      slotKey: "fixture",
+      prompt: "user: build me a dashboard\nlabel:",
       timeoutMs: 10_000,
     });
     expect(["chat", "agent", "coding", "genui"]).toContain(result.label);

@@ -1,12 +1,12 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { http } from "msw";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EngineFailureError, WIRE_VERSION } from "../../schema/wire/v2/index.ts";
+import { EngineFailureError } from "../../schema/wire/v2/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import { startGpuNode, type GpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
-import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
+import { streamGenerate } from "../../workers/src/nats/stream-generate.ts";
+import { answerInput, collectAnswer } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { createMemoryLogger } from "../harness/start-test-node.ts";
 import {
@@ -73,11 +73,9 @@ describe("GPU node over vLLM", () => {
       }),
     );
     const result = await requestRoute(client, {
-      version: WIRE_VERSION,
-      type: "route",
       requestId: "vllm-route",
-      conversationId: "c",
-      view: "user: fix my bug\nlabel:",
+      slotKey: "c",
+      prompt: "user: fix my bug\nlabel:",
       timeoutMs: 5_000,
     });
     expect(result).toMatchObject({ label: "coding", nodeId: "vllm-node" });
@@ -111,7 +109,7 @@ describe("GPU node over vLLM", () => {
     );
     const deltas: string[] = [];
     const run = (async () => {
-      for await (const part of streamAnswer(client, answerInput("c", "chat", "user: hi\nassistant:"))) {
+      for await (const part of streamGenerate(client, answerInput("c", "chat", "user: hi\nassistant:"))) {
         if (part.type === "text-delta") deltas.push(part.delta);
       }
     })();

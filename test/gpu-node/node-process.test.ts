@@ -2,8 +2,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { NODE_STATUS_BUCKET, WIRE_VERSION, buildNodeStatusKey } from "../../schema/wire/v2/index.ts";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
+import { NODE_STATUS_BUCKET, buildNodeStatusKey } from "../../schema/wire/v2/index.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
 import { findFreePort } from "../harness/free-port.ts";
 import { startOtlpReceiver } from "../harness/start-otlp-receiver.ts";
@@ -76,11 +76,9 @@ describe("the GPU node process", () => {
     const graceful = spawnNode(nodeEnv("proc-a"));
     await waitForOutput(graceful, "molmesh gpu node proc-a ready");
     const result = await requestRoute(client, {
-      version: WIRE_VERSION,
-      type: "route",
       requestId: "proc-route",
-      conversationId: "proc",
-      view: "user: hello\nlabel:",
+      slotKey: "proc",
+      prompt: "user: hello\nlabel:",
       timeoutMs: 10_000,
     });
     expect(result.nodeId).toBe("proc-a");
@@ -107,11 +105,9 @@ describe("the GPU node process", () => {
     const url = `http://127.0.0.1:${port}/metrics`;
     await waitForOutput(child, `molmesh gpu node proc-m metrics ${url}`);
     await requestRoute(client, {
-      version: WIRE_VERSION,
-      type: "route",
       requestId: "proc-metrics-route",
-      conversationId: "proc-m",
-      view: "user: hello\nlabel:",
+      slotKey: "proc-m",
+      prompt: "user: hello\nlabel:",
       timeoutMs: 10_000,
     });
     const text = await (await fetch(url)).text();
@@ -131,11 +127,9 @@ describe("the GPU node process", () => {
       await requestRoute(
         client,
         {
-          version: WIRE_VERSION,
-          type: "route",
           requestId: "proc-traced-route",
-          conversationId: "proc-t",
-          view: "user: hello\nlabel:",
+          slotKey: "proc-t",
+          prompt: "user: hello\nlabel:",
           timeoutMs: 10_000,
         },
         { trace: { requestId: "req_proc", traceparent: `00-${traceId}-00f067aa0ba902b7-01` } },

@@ -1,11 +1,11 @@
 import { SpanKind, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { answerInput, collectAnswer } from "../harness/generate-requests.ts";
 import { findFreePort } from "../harness/free-port.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
-import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
+import { streamGenerate } from "../../workers/src/nats/stream-generate.ts";
 
 // One process plays edge and node, so one in-memory exporter sees both sides of every hop.
 const spans = new InMemorySpanExporter();
@@ -132,7 +132,7 @@ describe("node telemetry", () => {
       answerInput("busy", "chat", VIEW, { sampling: { maxTokens: 24, temperature: 0 } }),
     );
     await expect.poll(async () => sample(await scrape(), "molmesh_hops_in_flight", {})).toBe(1);
-    const refused = streamAnswer(t.client, answerInput("busy-2", "chat", VIEW));
+    const refused = streamGenerate(t.client, answerInput("busy-2", "chat", VIEW));
     await expect(refused.next()).rejects.toMatchObject({ code: "overloaded" });
     await running;
     const text = await scrape();

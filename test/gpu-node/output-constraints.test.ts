@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { validateJsonValue } from "../../schema/tools/validate-json-value.ts";
 import {
   WIRE_VERSION,
-  buildHopSubject,
+  buildGenerateSubject,
   streamPartSchema,
   type OutputConstraintInput,
   type ToolDefinition,
 } from "../../schema/wire/v2/index.ts";
-import { answerInput, collectAnswer, type CollectedAnswer } from "../harness/collect-answer.ts";
+import { answerInput, collectAnswer, type CollectedAnswer } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 import { objectSchemaArb, subsetSchemaArb } from "../tools/schema-arbitrary.ts";
@@ -190,11 +190,13 @@ describe("answers under an output constraint (real llama.cpp, tiny random model)
   it("refuses a schema outside the subset or duplicate tool names as bad_request, before the engine runs", async () => {
     const raw = (constraint: unknown) => ({
       version: WIRE_VERSION,
-      type: "answer",
+      type: "generate",
       requestId: "bad-constraint",
-      conversationId: "bad",
+      slotKey: "bad",
       adapter: "chat",
-      view: "user: hi\n",
+      prompt: "user: hi\n",
+      priority: "answer",
+      return: { stream: true },
       timeoutMs: 5_000,
       constraint,
     });
@@ -210,7 +212,7 @@ describe("answers under an output constraint (real llama.cpp, tiny random model)
     for (const body of bodies) {
       const parts = [];
       for await (const msg of await t.client.requestMany(
-        buildHopSubject("answer"),
+        buildGenerateSubject(),
         new TextEncoder().encode(JSON.stringify(body)),
         {
           strategy: "sentinel",

@@ -1,12 +1,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import {
-  BadRequestError,
-  DEFAULT_ROUTE_MAX_TOKENS,
-  SPECIALIST_LABELS,
-  WIRE_VERSION,
-} from "../../schema/wire/v2/index.ts";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
+import { DEFAULT_ROUTE_MAX_TOKENS } from "../../schema/harness/harness-settings.ts";
+import { BadRequestError, SPECIALIST_LABELS, buildGenerateSubject } from "../../schema/wire/v2/index.ts";
+import { requestRoute, routeRequest, type RouteInput } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -24,16 +20,14 @@ afterAll(async () => {
   /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
-const routeInput = (view: string, i: number) => ({
-  version: WIRE_VERSION,
-  type: "route" as const,
+const routeInput = (prompt: string, i: number): RouteInput => ({
   requestId: `route-${i}`,
-  conversationId: `conv-${i % 7}`,
-  view,
+  slotKey: `conv-${i % 7}`,
+  prompt,
   timeoutMs: 20_000,
 });
 
-describe("route hop", () => {
+describe("route-shaped generate requests (a choice over labels)", () => {
   it("returns one of the labels within the token budget for 200 varied views", async () => {
     const views = fc.sample(
       fc.oneof(
@@ -68,7 +62,7 @@ describe("route hop", () => {
     for (let i = 0; i < 20; i++) {
       const result = await requestRoute(t.client, {
         ...routeInput(`<route>\nuser: request number ${i}\n`, 1000 + i),
-        labels: ["yes", "no"],
+        choices: ["yes", "no"],
         maxTokens: 12,
         reasoningMaxTokens: 8,
       });
@@ -79,13 +73,16 @@ describe("route hop", () => {
     }
   });
 
-  it("rejects a budget that cannot fit the longest label before sending anything", () => {
-    expect(() => requestRoute(t.client, { ...routeInput("x", 1), maxTokens: 3 })).toThrow();
+  it("rejects a budget that cannot fit the longest label before sending anything", async () => {
+    await expect(requestRoute(t.client, { ...routeInput("x", 1), maxTokens: 3 })).rejects.toThrow(
+      /longest choice/,
+    );
   });
 
   it("rejects a budget that cannot fit the longest label when a peer sends it anyway", async () => {
-    const raw = JSON.stringify({ ...routeInput("x", 2), maxTokens: 3, labels: ["coding"] });
-    const reply = await t.client.request("molmesh.v1.hop.route", new TextEncoder().encode(raw), {
+    const request = routeRequest({ ...routeInput("x", 2), choices: ["coding"] });
+    const raw = JSON.stringify({ ...request, sampling: { ...request.sampling, maxTokens: 3 } });
+    const reply = await t.client.request(buildGenerateSubject(), new TextEncoder().encode(raw), {
       timeout: 5000,
     });
     const body = JSON.parse(new TextDecoder().decode(reply.data)) as {

@@ -8,14 +8,12 @@ import {
   NODE_STATUS_BUCKET,
   SPECIALIST_LABELS,
   UnknownAdapterError,
-  WIRE_VERSION,
-  buildNodeHopSubject,
   buildNodeStatusKey,
   decodeWireMessage,
   nodeStatusSchema,
 } from "../../schema/wire/v2/index.ts";
 import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -51,15 +49,13 @@ const route = (t: TestNode, view: string, i: number) =>
   requestRoute(
     t.client,
     {
-      version: WIRE_VERSION,
-      type: "route",
       requestId: `bad-${i}`,
-      conversationId: `bad-${i}`,
+      slotKey: `bad-${i}`,
       // Straight to one node: the edge would place by heartbeat; here each node is asked by its own subject.
-      view,
+      prompt: view,
       timeoutMs: 20_000,
     },
-    { subject: buildNodeHopSubject(t.node.nodeId, "route") },
+    { nodeId: t.node.nodeId },
   );
 
 describe("the router on bad input and a broken adapter", () => {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { requestRoute } from "../../workers/src/nats/hop-client.ts";
+import { requestRoute } from "../harness/generate-requests.ts";
 import { buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { renderRouterViewOpening } from "../../schema/harness/render-view-lines.ts";
-import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
 import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
@@ -27,11 +26,9 @@ afterAll(async () => {
 
 async function route(conversationId: string, view: string) {
   const result = await requestRoute(t.client, {
-    version: WIRE_VERSION,
-    type: "route",
     requestId: conversationId,
-    conversationId,
-    view,
+    slotKey: conversationId,
+    prompt: view,
     timeoutMs: 20_000,
   });
   return result.usage;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
-import { requestSummary } from "../../workers/src/nats/hop-client.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { requestGenerate } from "../../workers/src/nats/generate-client.ts";
+import { answerInput, collectAnswer, summaryRequest } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -50,16 +49,15 @@ async function admissionQueued(): Promise<number> {
 describe("the node's summary admission lane (MOL_MAX_CONCURRENT_SUMMARIES)", () => {
   it("answers while summaries fill their lane and queue: the answer never waits behind them", async () => {
     const summaries = [0, 1, 2].map((i) =>
-      requestSummary(t.client, {
-        version: WIRE_VERSION,
-        type: "summary",
-        requestId: `summary-lane-${i}`,
-        conversationId: `summary-lane-${i}`,
-        adapter: "chat",
-        view: `${VIEW} a cache of keys and values.\nsummarize the turn above in one line:`,
-        timeoutMs: 60_000,
-        maxTokens: 8,
-      }),
+      requestGenerate(
+        t.client,
+        summaryRequest(
+          `summary-lane-${i}`,
+          "chat",
+          `${VIEW} a cache of keys and values.\nsummarize the turn above in one line:`,
+          { requestId: `summary-lane-${i}`, timeoutMs: 60_000, sampling: { maxTokens: 8, temperature: 0 } },
+        ),
+      ),
     );
     // Two summaries admitted and held in the engine, the third waiting for the summary lane.
     await expect.poll(() => heldSummaries, { timeout: 10_000 }).toBe(2);
@@ -72,6 +70,6 @@ describe("the node's summary admission lane (MOL_MAX_CONCURRENT_SUMMARIES)", () 
     expect(answer.finish.type).toBe("finish");
     expect(heldSummaries).toBe(2);
     letSummariesGo();
-    for (const summary of await Promise.all(summaries)) expect(summary.type).toBe("summary-result");
+    for (const summary of await Promise.all(summaries)) expect(summary.type).toBe("result");
   });
 });

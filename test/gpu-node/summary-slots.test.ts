@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { WIRE_VERSION } from "../../schema/wire/v2/index.ts";
-import { requestSummary } from "../../workers/src/nats/hop-client.ts";
+import { requestGenerate } from "../../workers/src/nats/generate-client.ts";
 import type { Engine, EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
 import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
-import { answerInput, collectAnswer } from "../harness/collect-answer.ts";
+import { answerInput, collectAnswer, summaryRequest } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 import { buildTinyEngineOptions, startTestNode, type TestNode } from "../harness/start-test-node.ts";
 
@@ -102,16 +101,13 @@ describe("summary slots", () => {
     expect(warm()).toEqual(["warm"]);
 
     const summarize = (view: string, i: number) =>
-      requestSummary(t.client, {
-        version: WIRE_VERSION,
-        type: "summary",
-        requestId: `summary-slots-${i}`,
-        conversationId: "other",
-        adapter: "chat",
-        view,
-        timeoutMs: 30_000,
-        maxTokens: 16,
-      });
+      requestGenerate(
+        t.client,
+        summaryRequest("other", "chat", view, {
+          requestId: `summary-slots-${i}`,
+          sampling: { maxTokens: 16, temperature: 0 },
+        }),
+      );
     const turnOne = `${VIEW} a cache of keys and values.`;
     const first = await summarize(turnOne + SUMMARY_CUE, 1);
     // Over the node's hop: the summary of "other" took a summary slot, not "warm"'s answer slot.

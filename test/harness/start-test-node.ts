@@ -6,7 +6,7 @@ import {
   type LlamaEngineOptions,
 } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
 import { fingerprintFile } from "../../gpu-nodes/src/runtime/fingerprint-file.ts";
-import type { NodeLogger } from "../../gpu-nodes/src/service/serve-hops.ts";
+import type { NodeLogger } from "../../gpu-nodes/src/service/serve-generate.ts";
 import {
   startGpuNode,
   type GpuNode,

@@ -20,11 +20,11 @@ import {
   NODE_QUEUE_GROUP,
   NODE_STATUS_BUCKET,
   WIRE_VERSION,
-  buildHopSubject,
-  buildNodeHopSubject,
+  buildGenerateSubject,
+  buildNodeGenerateSubject,
 } from "../../schema/wire/v2/index.ts";
-import { requestRoute, requestSummary } from "../../workers/src/nats/hop-client.ts";
-import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
+import { requestGenerate } from "../../workers/src/nats/generate-client.ts";
+import { streamGenerate } from "../../workers/src/nats/stream-generate.ts";
 import {
   FIXTURE_MODEL_PATH,
   LOCAL_MODELS_DIR,
@@ -94,9 +94,18 @@ const ws = async (urls: string, user: string) =>
   });
 const base = () => ({
   version: WIRE_VERSION,
+  type: "generate" as const,
   requestId: randomUUID(),
-  conversationId: "check-permissions",
+  slotKey: "check-permissions",
   timeoutMs: 20_000,
+});
+const route = () => ({
+  ...base(),
+  adapter: "l0",
+  priority: "route" as const,
+  prompt: "user: hello\nlabel: ",
+  constraint: { type: "choice" as const, choices: ["chat", "agent", "coding", "genui"] },
+  sampling: { maxTokens: 24, temperature: 0 },
 });
 const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
   Promise.race([
@@ -231,33 +240,37 @@ async function checkCluster(): Promise<void> {
   ok("GPU node gpu-node-a started: connected, subscribed, first heartbeat put");
   const edge = await ws(wsUrls, "edge");
   ok("edge connects over wss with its .creds");
-  await check("edge: route hop (queue group)", () =>
-    requestRoute(edge, { ...base(), type: "route", adapter: "l0", view: "user: hello\nlabel: " }),
-  );
-  await check("edge: route hop (node subject gpu-node-a)", () =>
-    requestRoute(
-      edge,
-      { ...base(), type: "route", adapter: "l0", view: "user: hello\nlabel: " },
-      { subject: buildNodeHopSubject("gpu-node-a", "route") },
-    ),
+  await check("edge: route-shaped request (queue group)", () => requestGenerate(edge, route()));
+  await check("edge: route-shaped request (node subject gpu-node-a)", () =>
+    requestGenerate(edge, route(), { nodeId: "gpu-node-a" }),
   );
   await check("edge: answer hop streams past one reply (allow_responses max)", async () => {
     let parts = 0;
-    const input = { ...base(), type: "answer" as const, adapter: "chat", view: "user: hi\nassistant:" };
-    for await (const part of streamAnswer(edge, { ...input, sampling: { maxTokens: 48 } })) {
+    const input = { ...base(), adapter: "chat", priority: "answer" as const, prompt: "user: hi\nassistant:" };
+    for await (const part of streamGenerate(edge, { ...input, sampling: { maxTokens: 48 } })) {
       parts++;
       if (part.type === "finish" && parts < 3) throw new Error(`only ${parts} parts`);
     }
     console.log(`         (${parts} parts)`);
   });
-  await check("edge: summary hop", () =>
-    requestSummary(edge, { ...base(), type: "summary", adapter: "chat", view: "a conversation\nsummary:" }),
+  await check("edge: summary-shaped request", () =>
+    requestGenerate(edge, {
+      ...base(),
+      adapter: "chat",
+      priority: "summary",
+      prompt: "a conversation\nsummary:",
+    }),
   );
-  await check("edge: cancel (abort mid-answer publishes molmesh.v1.cancel)", async () => {
+  await check("edge: cancel (abort mid-answer publishes molmesh.v2.cancel)", async () => {
     const controller = new AbortController();
-    const input = { ...base(), type: "answer" as const, adapter: "chat", view: "user: go on\nassistant:" };
+    const input = {
+      ...base(),
+      adapter: "chat",
+      priority: "answer" as const,
+      prompt: "user: go on\nassistant:",
+    };
     try {
-      for await (const part of streamAnswer(
+      for await (const part of streamGenerate(
         edge,
         { ...input, sampling: { maxTokens: 512 } },
         { signal: controller.signal },
@@ -284,25 +297,25 @@ async function checkCluster(): Promise<void> {
   await denied("edge: create a stream", async () =>
     (await jetstreamManager(edge)).streams.add({ name: "EVIL", subjects: ["evil.>"] }),
   );
-  await denied("edge: subscribe to hop requests", () => subscribeAndFlush(edge, buildHopSubject("route")));
+  await denied("edge: subscribe to hop requests", () => subscribeAndFlush(edge, buildGenerateSubject()));
   await denied("edge: connect over TCP (websocket only)", () => tcp(tcpUrls, "edge"));
   const nodeB = await tcp(tcpUrls, "gpu-node-b");
   await check("gpu-node-b: put its own heartbeat", () => putKey(nodeB, "node.gpu-node-b"));
   await check("gpu-node-b: subscribe to its own node subject", () =>
-    subscribeAndFlush(nodeB, buildNodeHopSubject("gpu-node-b", "answer")),
+    subscribeAndFlush(nodeB, buildNodeGenerateSubject("gpu-node-b")),
   );
   await check("gpu-node-b: join the queue group", () =>
-    subscribeAndFlush(nodeB, buildHopSubject("summary"), NODE_QUEUE_GROUP),
+    subscribeAndFlush(nodeB, buildGenerateSubject(), NODE_QUEUE_GROUP),
   );
   await denied("gpu-node-b: put gpu-node-a's heartbeat", () => putKey(nodeB, "node.gpu-node-a"));
   await denied("gpu-node-b: subscribe to gpu-node-a's subject", () =>
-    subscribeAndFlush(nodeB, buildNodeHopSubject("gpu-node-a", "answer")),
+    subscribeAndFlush(nodeB, buildNodeGenerateSubject("gpu-node-a")),
   );
   await denied("gpu-node-b: subscribe to hop requests outside the queue group", () =>
-    subscribeAndFlush(nodeB, buildHopSubject("route")),
+    subscribeAndFlush(nodeB, buildGenerateSubject()),
   );
   await denied("gpu-node-b: send a hop request", () =>
-    nodeB.request(buildHopSubject("route"), "{}", { timeout: 2_000 }),
+    nodeB.request(buildGenerateSubject(), "{}", { timeout: 2_000 }),
   );
   await denied("gpu-node-b: delete the bucket", async () =>
     (await jetstreamManager(nodeB)).streams.delete(`KV_${NODE_STATUS_BUCKET}`),
@@ -353,7 +366,7 @@ async function checkSupercluster(): Promise<void> {
 
   console.log("supercluster: queue-group requests stay in the requester's region while it has a listener");
   const serve = (nc: NatsConnection, region: string) =>
-    nc.subscribe(buildHopSubject("route"), {
+    nc.subscribe(buildGenerateSubject(), {
       queue: NODE_QUEUE_GROUP,
       callback: (_e, m) => {
         m.respond(region);
@@ -366,7 +379,7 @@ async function checkSupercluster(): Promise<void> {
   const ask = async (n: number) => {
     const regions: string[] = [];
     for (let i = 0; i < n; i++) {
-      regions.push((await edge.request(buildHopSubject("route"), "{}", { timeout: 3_000 })).string());
+      regions.push((await edge.request(buildGenerateSubject(), "{}", { timeout: 3_000 })).string());
     }
     return [...new Set(regions)].join(",");
   };

@@ -14,13 +14,13 @@ import {
   NODE_QUEUE_GROUP,
   NODE_STATUS_BUCKET,
   buildCancelSubject,
-  buildHopSubject,
-  buildNodeHopSubject,
+  buildGenerateSubject,
+  buildNodeGenerateSubject,
   buildNodeStatusKey,
   decodeWireMessage,
   nodeStatusSchema,
 } from "../../schema/wire/v2/index.ts";
-import type { NodeLogger } from "../../gpu-nodes/src/service/serve-hops.ts";
+import type { NodeLogger } from "../../gpu-nodes/src/service/serve-generate.ts";
 import { startGpuNode, type GpuNode } from "../../gpu-nodes/src/service/start-gpu-node.ts";
 import {
   HOLD_UNTIL_CANCELLED,
@@ -61,7 +61,7 @@ async function observedOn(subject: string): Promise<string[]> {
 async function nodeIdInBucket(key: string): Promise<string | undefined> {
   const entry = await adminKv.get(key);
   if (entry?.operation !== "PUT") return undefined;
-  return decodeWireMessage(nodeStatusSchema, entry.value, "reply").nodeId;
+  return decodeWireMessage(nodeStatusSchema, entry.value, "reply", { anyVersion: true }).nodeId;
 }
 
 beforeAll(async () => {
@@ -125,15 +125,14 @@ describe("allowed: the edge (wss, edge creds) and a real GPU node (tcp, its own 
 
   it("the edge routes over the queue group and summarizes on the node's own subject", async () => {
     expect(await edge.call({ op: "route" })).toEqual({ ok: true, value: { label: "chat", nodeId: NODE_A } });
-    expect(await edge.call({ op: "summary", subject: buildNodeHopSubject(NODE_A, "summary") })).toEqual({
+    expect(await edge.call({ op: "summary", nodeId: NODE_A })).toEqual({
       ok: true,
       value: { nodeId: NODE_A },
     });
   });
 
   it("the longest answer the wire allows streams back in full (allow_responses past the default of one)", async () => {
-    const subject = buildNodeHopSubject(NODE_A, "answer");
-    const answer = await edge.call({ op: "answer", subject, maxTokens: MAX_COMPLETION_TOKENS });
+    const answer = await edge.call({ op: "answer", nodeId: NODE_A, maxTokens: MAX_COMPLETION_TOKENS });
     expect(answer).toEqual({
       ok: true,
       value: {
@@ -179,16 +178,14 @@ describe("allowed: the edge (wss, edge creds) and a real GPU node (tcp, its own 
 });
 
 describe("a GPU node's credentials cannot send hops", () => {
-  it.each([
-    buildHopSubject("route"),
-    buildHopSubject("answer"),
-    buildNodeHopSubject(NODE_A, "answer"),
-    buildNodeHopSubject(NODE_B, "route"),
-  ])("a request on %s is refused and never reaches a node", async (subject) => {
-    const refused = nodeB.request(subject, FORGED_PAYLOAD, { timeout: 2_000 });
-    await expect(refused).rejects.toSatisfy(isViolationOn(subject));
-    expect(await observedOn(subject)).not.toContain(FORGED_PAYLOAD);
-  });
+  it.each([buildGenerateSubject(), buildNodeGenerateSubject(NODE_A), buildNodeGenerateSubject(NODE_B)])(
+    "a request on %s is refused and never reaches a node",
+    async (subject) => {
+      const refused = nodeB.request(subject, FORGED_PAYLOAD, { timeout: 2_000 });
+      await expect(refused).rejects.toSatisfy(isViolationOn(subject));
+      expect(await observedOn(subject)).not.toContain(FORGED_PAYLOAD);
+    },
+  );
 
   it("nor cancel another node's hops", async () => {
     const subject = buildCancelSubject();
@@ -223,14 +220,14 @@ describe("a GPU node cannot pose as another node", () => {
   it("nor take another node's hops, nor hops outside the queue group", async () => {
     // controls: its own subject, and the cold path as a queue group member
     for (const [subject, queue] of [
-      [buildNodeHopSubject(NODE_B, "answer"), undefined],
-      [buildHopSubject("route"), NODE_QUEUE_GROUP],
+      [buildNodeGenerateSubject(NODE_B), undefined],
+      [buildGenerateSubject(), NODE_QUEUE_GROUP],
     ] as const) {
       const { violation, subscription } = await trySubscribe(nodeB, subject, queue);
       subscription?.unsubscribe();
       expect(violation).toBeUndefined();
     }
-    for (const subject of [buildNodeHopSubject(NODE_A, "answer"), buildHopSubject("route")]) {
+    for (const subject of [buildNodeGenerateSubject(NODE_A), buildGenerateSubject()]) {
       const { violation, subscription } = await trySubscribe(nodeB, subject);
       subscription?.unsubscribe();
       expect(violation).toMatchObject({ operation: "subscription", subject });
@@ -240,11 +237,10 @@ describe("a GPU node cannot pose as another node", () => {
 
 describe("the edge's credentials cannot pose as a GPU node", () => {
   it.each([
-    { subject: buildHopSubject("route"), queue: NODE_QUEUE_GROUP },
-    { subject: buildHopSubject("answer"), queue: NODE_QUEUE_GROUP },
-    { subject: buildHopSubject("summary") },
-    { subject: buildNodeHopSubject(NODE_A, "answer") },
-    { subject: "molmesh.v1.node.*.hop.*" },
+    { subject: buildGenerateSubject(), queue: NODE_QUEUE_GROUP },
+    { subject: buildGenerateSubject() },
+    { subject: buildNodeGenerateSubject(NODE_A) },
+    { subject: "molmesh.v2.node.*.generate" },
   ])("it cannot subscribe to $subject as a responder (queue $queue)", async ({ subject, queue }) => {
     expect(await edge.call({ op: "subscribe", subject, ...(queue ? { queue } : {}) })).toEqual({
       ok: true,
@@ -253,7 +249,7 @@ describe("the edge's credentials cannot pose as a GPU node", () => {
   });
 
   it("so a hop to a node id it claims finds no responder", async () => {
-    const subject = buildNodeHopSubject("gpu-node-ghost", "route");
+    const subject = buildNodeGenerateSubject("gpu-node-ghost");
     expect(await edge.call({ op: "subscribe", subject })).toMatchObject({
       value: { violation: { subject } },
     });

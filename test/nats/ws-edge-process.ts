@@ -18,8 +18,8 @@ import {
   decodeWireMessage,
   nodeStatusSchema,
 } from "../../schema/wire/v2/index.ts";
-import { requestRoute, requestSummary } from "../../workers/src/nats/hop-client.ts";
-import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
+import { requestGenerate } from "../../workers/src/nats/generate-client.ts";
+import { streamGenerate } from "../../workers/src/nats/stream-generate.ts";
 import { findPermissionViolation } from "./find-permission-violation.ts";
 import { trySubscribe } from "./try-subscribe.ts";
 import { watchPermissionErrors, type PermissionErrorWatch } from "./watch-permission-errors.ts";
@@ -41,18 +41,27 @@ let violations: PermissionErrorWatch | undefined;
 
 const base = () => ({
   version: WIRE_VERSION,
+  type: "generate" as const,
   requestId: randomUUID(),
-  conversationId: "nats-permissions",
+  slotKey: "nats-permissions",
   timeoutMs: 10_000,
 });
-const subjectOption = (subject: string | undefined) => (subject ? { subject } : {});
+/** To one node by its own subject, else the queue group. */
+const target = (nodeId: string | undefined) => (nodeId ? { nodeId } : {});
 
 async function run(connection: NatsConnection, watch: PermissionErrorWatch, command: WsEdgeCommand) {
   switch (command.op) {
     case "route": {
-      const input = { ...base(), type: "route" as const, adapter: "l0", view: "user: hello\nlabel: " };
-      const result = await requestRoute(connection, input, subjectOption(command.subject));
-      return { label: result.label, nodeId: result.nodeId } satisfies WsEdgeResults["route"];
+      const input = {
+        ...base(),
+        adapter: "l0",
+        priority: "route" as const,
+        prompt: "user: hello\nlabel: ",
+        constraint: { type: "choice" as const, choices: ["chat", "agent", "coding", "genui"] },
+        sampling: { maxTokens: 24, temperature: 0 },
+      };
+      const result = await requestGenerate(connection, input, target(command.nodeId));
+      return { label: result.choice?.value ?? "", nodeId: result.nodeId } satisfies WsEdgeResults["route"];
     }
     case "answer": {
       const parts: Record<string, number> = {};
@@ -60,12 +69,12 @@ async function run(connection: NatsConnection, watch: PermissionErrorWatch, comm
       let finishText = "";
       const input = {
         ...base(),
-        type: "answer" as const,
         adapter: "chat",
-        view: "user: hi\nassistant:",
+        priority: "answer" as const,
+        prompt: "user: hi\nassistant:",
         sampling: { maxTokens: command.maxTokens },
       };
-      for await (const part of streamAnswer(connection, input, subjectOption(command.subject))) {
+      for await (const part of streamGenerate(connection, input, target(command.nodeId))) {
         parts[part.type] = (parts[part.type] ?? 0) + 1;
         if (part.type === "start") nodeId = part.nodeId;
         if (part.type === "finish") finishText = part.text;
@@ -74,9 +83,9 @@ async function run(connection: NatsConnection, watch: PermissionErrorWatch, comm
     }
     case "abort-answer": {
       const controller = new AbortController();
-      const input = { ...base(), type: "answer" as const, adapter: "chat", view: command.view };
+      const input = { ...base(), adapter: "chat", priority: "answer" as const, prompt: command.view };
       try {
-        for await (const part of streamAnswer(connection, input, { signal: controller.signal })) {
+        for await (const part of streamGenerate(connection, input, { signal: controller.signal })) {
           if (part.type === "text-delta") controller.abort();
         }
       } catch (error) {
@@ -89,11 +98,11 @@ async function run(connection: NatsConnection, watch: PermissionErrorWatch, comm
     case "summary": {
       const input = {
         ...base(),
-        type: "summary" as const,
         adapter: "chat",
-        view: "a conversation\nsummary:",
+        priority: "summary" as const,
+        prompt: "a conversation\nsummary:",
       };
-      const result = await requestSummary(connection, input, subjectOption(command.subject));
+      const result = await requestGenerate(connection, input, target(command.nodeId));
       return { nodeId: result.nodeId } satisfies WsEdgeResults["summary"];
     }
     case "read-fleet": {
@@ -104,7 +113,9 @@ async function run(connection: NatsConnection, watch: PermissionErrorWatch, comm
         keys.push(key);
         const entry = await kv.get(key);
         if (entry?.operation === "PUT")
-          nodeIds.push(decodeWireMessage(nodeStatusSchema, entry.value, "reply").nodeId);
+          nodeIds.push(
+            decodeWireMessage(nodeStatusSchema, entry.value, "reply", { anyVersion: true }).nodeId,
+          );
       }
       return { keys: keys.sort(), nodeIds: nodeIds.sort() } satisfies WsEdgeResults["read-fleet"];
     }

@@ -5,11 +5,11 @@ export const FORGED_PAYLOAD = '{"forged":true}';
 
 /** What the test asks of the edge process; each runs on the edge's one WebSocket connection. */
 export type WsEdgeCommand =
-  | { op: "route"; subject?: string }
-  | { op: "answer"; subject?: string; maxTokens: number }
+  | { op: "route"; nodeId?: string }
+  | { op: "answer"; nodeId?: string; maxTokens: number }
   /** Starts an answer, aborts after the first delta (the edge's cancel path), resolves with the error's name. */
   | { op: "abort-answer"; view: string }
-  | { op: "summary"; subject?: string }
+  | { op: "summary"; nodeId?: string }
   /** What FleetObject does: keys, then get each. */
   | { op: "read-fleet" }
   /** What the fleet placement does: watch `node.*` up to the initial state. */

@@ -16,7 +16,7 @@ import {
   toStrictJsonSchema,
 } from "../../schema/tools/json-schema-convert.ts";
 import { validateJsonValue } from "../../schema/tools/validate-json-value.ts";
-import { WIRE_VERSION, answerRequestSchema, outputConstraintSchema } from "../../schema/wire/v2/index.ts";
+import { WIRE_VERSION, generateRequestSchema, outputConstraintSchema } from "../../schema/wire/v2/index.ts";
 import { objectSchemaArb, subsetSchemaArb } from "./schema-arbitrary.ts";
 
 const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -247,11 +247,12 @@ describe("the output constraint on the wire", () => {
   const params = { type: "object", properties: { q: { type: "string" } } };
   const base = {
     version: WIRE_VERSION,
-    type: "answer",
+    type: "generate",
     requestId: "r",
-    conversationId: "c",
+    slotKey: "c",
     adapter: "chat",
-    view: "v",
+    prompt: "v",
+    priority: "answer",
     timeoutMs: 1000,
   };
 
@@ -281,11 +282,11 @@ describe("the output constraint on the wire", () => {
   });
 
   it("defaults choice and parallel, and refuses fields this node does not know", () => {
-    const parsed = answerRequestSchema.parse({
+    const parsed = generateRequestSchema.parse({
       ...base,
       constraint: { type: "tools", tools: [{ name: "f", parameters: params }] },
     });
     expect(parsed.constraint).toMatchObject({ choice: "auto", parallel: false });
-    expect(answerRequestSchema.safeParse({ ...base, futureField: 1 }).success).toBe(false);
+    expect(generateRequestSchema.safeParse({ ...base, futureField: 1 }).success).toBe(false);
   });
 });

@@ -118,7 +118,7 @@ describe("per-model harness", () => {
 
 describe("the served model at the edge", () => {
   const node = (nodeId: string, servedModel?: NodeStatus["servedModel"]): NodeStatus => ({
-    version: "molmesh.wire.v1" as NodeStatus["version"],
+    version: "molmesh.v2",
     nodeId,
     engine: "llama.cpp",
     baseModel: { name: "m", revision: "r" },

@@ -16,6 +16,8 @@ export interface TurnSpec {
   instructions?: string | null | undefined;
   context?: Array<{ role: "user" | "assistant"; text: string }>;
   tombstone?: "response" | "item" | "none";
+  /** A step program's check that rejects the answer (its note shown to the specialist) and a repair's revision. */
+  repair?: { note: string; revised: string } | null | undefined;
 }
 
 const HOP: HopFacts = {
@@ -65,6 +67,7 @@ export function turnSpecArb(maxText = 120): fc.Arbitrary<TurnSpec> {
       { maxLength: 3 },
     ),
     tombstone: fc.constantFrom("none", "none", "none", "response", "item"),
+    repair: fc.option(fc.record({ note: textArb(maxText), revised: textArb(maxText * 2) }), { freq: 4 }),
   });
 }
 
@@ -102,6 +105,21 @@ export function buildTurnEvents(spec: TurnSpec, index: number): TimelineEvent[] 
       finishReason: "stop",
       hop: HOP,
     });
+    if (spec.repair) {
+      const check = { turnId, step: "check", kind: "check" } as const;
+      events.push({ type: "step", ...check, verdict: "fail", note: spec.repair.note.slice(0, 2048) });
+      events.push({
+        type: "answer",
+        turnId,
+        adapter,
+        revision: "r1",
+        text: spec.repair.revised,
+        finishReason: "stop",
+        hop: HOP,
+        revises: true,
+      });
+      events.push({ type: "step", ...check, verdict: "pass" });
+    }
     if (spec.summary === "summary" || spec.summary === "late")
       events.push({ type: "summary", turnId, adapter, text: spec.summaryText, hop: HOP });
     if (spec.summary === "summary_failed") {

@@ -10,9 +10,9 @@ import {
   type ViewTool,
 } from "../../schema/harness/tools-block.ts";
 import { createConversationViews, readViewText } from "../../workers/src/views/conversation-views.ts";
-import { renderAnswerPrompt } from "../../workers/src/views/render-prompts.ts";
 import { applyEventToViews } from "../../workers/src/views/views-reducer.ts";
 import { PROPERTY_LIMITS } from "./property-limits.ts";
+import { sendableAnswerPrompt } from "./sendable-answer-prompt.ts";
 import { LARGE_HARNESS, SMALL_HARNESS, listAdapters } from "./test-harnesses.ts";
 import { buildTurnEvents, turnSpecArb } from "./timeline-arbitrary.ts";
 
@@ -86,7 +86,8 @@ describe("the tools block", () => {
           let views = createConversationViews(harness);
           for (const event of events) {
             const before = listAdapters(harness).map((adapter) => readViewText(views, adapter));
-            const prompt = event.type === "answer" ? renderAnswerPrompt(views, event.adapter, harness) : null;
+            const prompt =
+              event.type === "answer" ? sendableAnswerPrompt(views, event.adapter, harness) : null;
             views = applyEventToViews(views, event, harness);
             if (event.type === "tools_changed") {
               listAdapters(harness).forEach((adapter, i) => {
@@ -97,8 +98,8 @@ describe("the tools block", () => {
                 }
               });
             }
-            if (event.type === "answer")
-              expect(isBytePrefix(prompt ?? "", readViewText(views, event.adapter))).toBe(true);
+            if (event.type === "answer" && prompt !== null)
+              expect(isBytePrefix(prompt, readViewText(views, event.adapter))).toBe(true);
           }
         }),
         { numRuns: 60, ...PROPERTY_LIMITS },

@@ -13,12 +13,9 @@ import {
   readViewText,
   type ConversationViews,
 } from "../../workers/src/views/conversation-views.ts";
-import {
-  renderAnswerPrompt,
-  renderRoutePrompt,
-  renderSummaryPrompt,
-} from "../../workers/src/views/render-prompts.ts";
+import { renderRoutePrompt, renderSummaryPrompt } from "../../workers/src/views/render-prompts.ts";
 import { applyEventToViews, buildConversationViews } from "../../workers/src/views/views-reducer.ts";
+import { sendableAnswerPrompt } from "./sendable-answer-prompt.ts";
 import {
   BOUNDED_HARNESS,
   FAMILY_HARNESSES,
@@ -122,7 +119,7 @@ describe.each(HARNESSES)("views under the %s harness", (_name, harness) => {
             event.type === "route_decision"
               ? renderRoutePrompt(views, harness)
               : event.type === "answer"
-                ? renderAnswerPrompt(views, event.adapter, harness)
+                ? sendableAnswerPrompt(views, event.adapter, harness)
                 : null;
           if (event.type === "summary")
             expect(renderSummaryPrompt(views, event.adapter, harness)).toContain(
@@ -132,8 +129,8 @@ describe.each(HARNESSES)("views under the %s harness", (_name, harness) => {
           if (event.type === "route_decision") {
             expect(isBytePrefix(prompt ?? "", readViewText(views, harness.router.adapter))).toBe(true);
           }
-          if (event.type === "answer")
-            expect(isBytePrefix(prompt ?? "", readViewText(views, event.adapter))).toBe(true);
+          if (event.type === "answer" && prompt !== null)
+            expect(isBytePrefix(prompt, readViewText(views, event.adapter))).toBe(true);
         }
       }),
       { numRuns: 60, ...PROPERTY_LIMITS },
@@ -241,8 +238,9 @@ describe.each([["default", DEFAULT_HARNESS], ["small", SMALL_HARNESS], ...SMALL_
             for (const event of events) {
               // The answer hop stores the text it streamed, which starts with the prefix.
               const stored = event.type === "answer" ? { ...event, text: prefix + event.text } : event;
-              const prompt =
-                stored.type === "answer" ? renderAnswerPrompt(views, stored.adapter, harness) + prefix : null;
+              const answerPrompt =
+                stored.type === "answer" ? sendableAnswerPrompt(views, stored.adapter, harness) : null;
+              const prompt = answerPrompt === null ? null : answerPrompt + prefix;
               views = applyEventToViews(views, stored, harness);
               if (prompt !== null && stored.type === "answer") {
                 const after = readViewText(views, stored.adapter);

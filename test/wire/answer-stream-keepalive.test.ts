@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   DeadlineExceededError,
   WIRE_VERSION,
-  buildHopSubject,
+  buildGenerateSubject,
   encodeWireMessage,
   type StreamPart,
 } from "../../schema/wire/v2/index.ts";
-import { streamAnswer } from "../../workers/src/nats/answer-stream.ts";
-import { answerInput } from "../harness/collect-answer.ts";
+import { streamGenerate } from "../../workers/src/nats/stream-generate.ts";
+import { answerInput } from "../harness/generate-requests.ts";
 import { startNatsServer, type NatsServerHandle } from "../harness/start-nats-server.ts";
 
 let nats: NatsServerHandle;
@@ -29,7 +29,7 @@ type Body = StreamPart extends infer P ? (P extends StreamPart ? Omit<P, "versio
 
 /** A node on `prefix` that sends `start`, then stays quiet for `quietMs` (keepalives or nothing), then finishes. */
 function fakeNode(prefix: string, quietMs: number, keepalive: boolean) {
-  nc.subscribe(buildHopSubject("answer", prefix), {
+  nc.subscribe(buildGenerateSubject(prefix), {
     callback: (_error, msg) => {
       void (async () => {
         let seq = 0;
@@ -58,7 +58,7 @@ describe("the answer stream's keepalive parts", () => {
   it("keep a quiet stream alive past the stall timeout, and never reach the caller", async () => {
     fakeNode("kaalive", 1_500, true);
     const parts: string[] = [];
-    for await (const part of streamAnswer(nc, answerInput("c1", "chat", "user: hi\nassistant:"), {
+    for await (const part of streamGenerate(nc, answerInput("c1", "chat", "user: hi\nassistant:"), {
       subjectPrefix: "kaalive",
       firstPartTimeoutMs: 1_000,
       stallTimeoutMs: 600,
@@ -72,7 +72,7 @@ describe("the answer stream's keepalive parts", () => {
     fakeNode("kasilent", 1_500, false);
     const started = Date.now();
     const run = async () => {
-      const parts = streamAnswer(nc, answerInput("c2", "chat", "user: hi\nassistant:"), {
+      const parts = streamGenerate(nc, answerInput("c2", "chat", "user: hi\nassistant:"), {
         subjectPrefix: "kasilent",
         firstPartTimeoutMs: 1_000,
         stallTimeoutMs: 600,

@@ -10,70 +10,130 @@ import {
   UnsupportedVersionError,
   WIRE_ERROR_CODES,
   WIRE_VERSION,
-  answerRequestSchema,
   decodeWireMessage,
   encodeWireMessage,
+  generateRequestSchema,
+  nodeStatusSchema,
+  readAdapterName,
   readRequestId,
+  readWireVersions,
   rebuildWireError,
-  routeRequestSchema,
   streamPartSchema,
   toWireErrorPayload,
 } from "../../schema/wire/v2/index.ts";
 
 const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-const route = {
+const request = {
   version: WIRE_VERSION,
-  type: "route",
+  type: "generate",
   requestId: "r1",
-  conversationId: "c1",
-  view: "user: hi",
+  adapter: "chat",
+  prompt: "user: hi",
+  slotKey: "c1",
+  priority: "answer",
   timeoutMs: 1000,
 };
+const choice = (choices: string[], extra: Record<string, unknown> = {}) => ({
+  ...request,
+  adapter: "l0",
+  priority: "route",
+  constraint: { type: "choice", choices, ...extra },
+});
 
 describe("wire codec", () => {
   it("round-trips requests and fills the documented defaults", () => {
-    const decoded = decodeWireMessage(routeRequestSchema, enc(route), "request");
-    expect(decoded).toMatchObject({
-      adapter: "l0",
-      labels: ["chat", "agent", "coding", "genui"],
-      maxTokens: 24,
+    const decoded = decodeWireMessage(generateRequestSchema, enc(request), "request");
+    expect(decoded.sampling).toMatchObject({ maxTokens: 512, temperature: 0.7, stop: [] });
+    expect(decoded.return).toEqual({
+      stream: false,
+      choiceProbabilities: false,
+      tokens: false,
+      topLogprobs: 0,
     });
-    expect(decodeWireMessage(routeRequestSchema, encodeWireMessage(decoded), "request")).toEqual(decoded);
-    const answer = decodeWireMessage(
-      answerRequestSchema,
-      enc({ ...route, type: "answer", adapter: "chat" }),
-      "request",
+    expect(decodeWireMessage(generateRequestSchema, encodeWireMessage(decoded), "request")).toEqual(decoded);
+    const routed = generateRequestSchema.parse(choice(["chat", "coding"]));
+    expect(routed.constraint).toEqual({ type: "choice", choices: ["chat", "coding"], reasoningMaxTokens: 0 });
+  });
+
+  it("names adapters by label or by label@rev, and nothing else", () => {
+    expect(generateRequestSchema.parse({ ...request, adapter: "chat@0123456789ab" }).adapter).toBe(
+      "chat@0123456789ab",
     );
-    expect(answer.sampling).toMatchObject({ maxTokens: 512, temperature: 0.7, stop: [] });
+    for (const adapter of ["Chat", "chat@", "chat@xyz", "chat@0123", "a.b", "@0123456789ab"]) {
+      expect(() => generateRequestSchema.parse({ ...request, adapter })).toThrow();
+    }
   });
 
   it("blames the sender for a bad request and the peer for a bad reply", () => {
-    expect(() => decodeWireMessage(routeRequestSchema, enc({ ...route, timeoutMs: -1 }), "request")).toThrow(
-      BadRequestError,
-    );
+    expect(() =>
+      decodeWireMessage(generateRequestSchema, enc({ ...request, timeoutMs: -1 }), "request"),
+    ).toThrow(BadRequestError);
     expect(() =>
       decodeWireMessage(streamPartSchema, enc({ version: WIRE_VERSION, type: "nope" }), "reply"),
     ).toThrow(ProtocolError);
-    expect(() => decodeWireMessage(routeRequestSchema, new Uint8Array([0xff, 0xfe]), "request")).toThrow(
+    expect(() => decodeWireMessage(generateRequestSchema, new Uint8Array([0xff, 0xfe]), "request")).toThrow(
       /UTF-8/,
     );
     expect(() =>
-      decodeWireMessage(routeRequestSchema, enc({ ...route, version: "molmesh.v2" }), "request"),
+      decodeWireMessage(generateRequestSchema, enc({ ...request, version: "molmesh.v1" }), "request"),
     ).toThrow(UnsupportedVersionError);
+    // Strict: a field this peer does not know is refused, never dropped (it may have constrained the output).
+    expect(() =>
+      decodeWireMessage(generateRequestSchema, enc({ ...request, view: "user: hi" }), "request"),
+    ).toThrow(BadRequestError);
   });
 
-  it("rejects labels that repeat or a budget that cannot hold the longest label", () => {
-    expect(() => routeRequestSchema.parse({ ...route, labels: ["chat", "chat"] })).toThrow(/unique/);
-    expect(() => routeRequestSchema.parse({ ...route, maxTokens: 5 })).toThrow(/longest label/);
-    expect(() => routeRequestSchema.parse({ ...route, maxTokens: 10, reasoningMaxTokens: 5 })).toThrow();
-    expect(routeRequestSchema.parse({ ...route, maxTokens: 6 }).maxTokens).toBe(6);
+  it("rejects choices that repeat or a budget that cannot hold the longest choice", () => {
+    expect(() => generateRequestSchema.parse(choice(["chat", "chat"]))).toThrow(/unique/);
+    const budget = (maxTokens: number, reasoningMaxTokens = 0) => ({
+      ...choice(["chat", "coding"], { reasoningMaxTokens }),
+      sampling: { maxTokens },
+    });
+    expect(() => generateRequestSchema.parse(budget(5))).toThrow(/longest choice/);
+    expect(() => generateRequestSchema.parse(budget(10, 5))).toThrow();
+    expect(generateRequestSchema.parse(budget(6)).sampling.maxTokens).toBe(6);
+  });
+
+  it("reads every version's heartbeat, with the wire versions its node speaks and its adapters' names", () => {
+    const beat = {
+      version: "molmesh.v1",
+      nodeId: "old",
+      engine: "llama.cpp",
+      baseModel: { name: "b", revision: "sha256:aa" },
+      adapters: [
+        {
+          id: "chat",
+          revision: "sha256:0123456789abcdef",
+          lora: true,
+          totalSlots: 1,
+          freeSlots: 1,
+          warmConversations: [],
+        },
+      ],
+      inFlight: 0,
+      maxConcurrent: 8,
+      queueDepth: 0,
+      startedAt: 0,
+      updatedAt: 0,
+      heartbeatIntervalMs: 1000,
+    };
+    const v1 = decodeWireMessage(nodeStatusSchema, enc(beat), "reply", { anyVersion: true });
+    expect(readWireVersions(v1)).toEqual(["molmesh.v1"]);
+    expect(readAdapterName(v1.adapters[0] as (typeof v1.adapters)[number])).toBe("chat@0123456789ab");
+    const v2 = nodeStatusSchema.parse({
+      ...beat,
+      version: WIRE_VERSION,
+      wireVersions: ["molmesh.v1", WIRE_VERSION],
+    });
+    expect(readWireVersions(v2)).toContain(WIRE_VERSION);
+    expect(() => decodeWireMessage(nodeStatusSchema, enc(beat), "reply")).toThrow(UnsupportedVersionError);
   });
 
   it("never throws anything but a MolWireError on arbitrary bytes", () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => {
         try {
-          decodeWireMessage(routeRequestSchema, bytes, "request");
+          decodeWireMessage(generateRequestSchema, bytes, "request");
         } catch (error) {
           expect(error).toBeInstanceOf(MolWireError);
         }
@@ -127,20 +187,10 @@ describe("typed wire errors", () => {
     expect(toWireErrorPayload(new OverloadedError("full"))).not.toHaveProperty("retryAfterMs");
   });
 
-  it("accept an optional tenant id on hop requests", () => {
-    const base = {
-      version: WIRE_VERSION,
-      type: "route",
-      requestId: "r",
-      conversationId: "c",
-      view: "v",
-      timeoutMs: 10,
-    };
-    expect(routeRequestSchema.parse({ ...base, tenantId: "t1" }).tenantId).toBe("t1");
-    expect(routeRequestSchema.parse(base).tenantId).toBeUndefined();
-    expect(() =>
-      answerRequestSchema.parse({ ...base, type: "answer", adapter: "chat", tenantId: "" }),
-    ).toThrow();
+  it("accept an optional tenant id on generate requests", () => {
+    expect(generateRequestSchema.parse({ ...request, tenantId: "t1" }).tenantId).toBe("t1");
+    expect(generateRequestSchema.parse(request).tenantId).toBeUndefined();
+    expect(() => generateRequestSchema.parse({ ...request, tenantId: "" })).toThrow();
   });
 
   it("turn unknown failures into engine_failure", () => {

@@ -19,7 +19,9 @@ export type EngineConstraint =
   | { type: "json_schema"; schema: SubsetSchema }
   | { type: "json_object" }
   /** `textSchema`: under `auto`, an answer that is not a call is JSON valid under it (a format with tools). */
-  | { type: "tools"; callSchema: SubsetSchema; mode: "auto" | "required"; textSchema?: SubsetSchema };
+  | { type: "tools"; callSchema: SubsetSchema; mode: "auto" | "required"; textSchema?: SubsetSchema }
+  /** A GBNF grammar as the request sent it (root rule `root`); for engines listing `output:grammar`. */
+  | { type: "grammar"; gbnf: string };
 
 const ESCAPES: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 const FIRST_PRINTABLE = 0x20;

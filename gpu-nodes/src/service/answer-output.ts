@@ -9,12 +9,15 @@ import { validateJsonValue } from "../../../schema/tools/validate-json-value.ts"
 import {
   EngineFailureError,
   type AnswerFinishReason,
+  type GenerateConstraint,
   type OutputConstraint,
   type TextDeltaPart,
   type ToolCall,
   type ToolCallDeltaPart,
 } from "../../../schema/wire/v2/index.ts";
 import type { EngineConstraint, EngineGenerateResult } from "../engine/engine.ts";
+
+type GrammarConstraint = Extract<GenerateConstraint, { type: "grammar" }>;
 
 /** The parts this module emits, before the writer stamps `version` and `seq`. */
 export type OutputPartBody =
@@ -66,15 +69,16 @@ const breaks =
   };
 
 export function createAnswerOutput(
-  constraint: OutputConstraint | undefined,
+  constraint: OutputConstraint | GrammarConstraint | undefined,
   emit: (part: OutputPartBody) => void,
 ): AnswerOutput {
   const emitText = (delta: string): void => {
     emit({ type: "text-delta", delta });
   };
-  if (constraint === undefined) {
+  if (constraint === undefined || constraint.type === "grammar") {
+    // A grammar's output is text the engine already held to it: there is nothing left to check.
     return {
-      engineConstraint: undefined,
+      engineConstraint: constraint && { type: "grammar", gbnf: constraint.gbnf },
       onTextDelta: emitText,
       finish: (result) => ({ finishReason: result.finishReason, text: result.text }),
     };

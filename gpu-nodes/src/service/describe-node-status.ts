@@ -1,10 +1,11 @@
 import {
   MAX_WARM_KEYS_PER_ADAPTER,
-  TENANT_QUEUE_FEATURE,
   WIRE_VERSION,
   type NodeStatus,
+  type WireVersion,
 } from "../../../schema/wire/v2/index.ts";
 import type { Engine } from "../engine/engine.ts";
+import { adapterNameOf } from "./generate-handler.ts";
 import type { Admission } from "./admission.ts";
 import type { NodeLoadMeter } from "./node-load.ts";
 
@@ -21,11 +22,12 @@ export interface NodeStatusSource {
 }
 
 /** The heartbeat body: what the edge needs to place a hop (warm keys, free slots, load). */
-export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
+export function describeNodeStatus(source: NodeStatusSource): NodeStatus & { version: WireVersion } {
   const slots = source.engine.snapshot();
   const load = source.load?.describe(source.admission.serviceMs);
   return {
     version: WIRE_VERSION,
+    wireVersions: [WIRE_VERSION],
     nodeId: source.nodeId,
     engine: source.engine.kind,
     baseModel: source.engine.baseModel,
@@ -35,6 +37,7 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
       return {
         id: adapter.id,
         revision: adapter.revision,
+        name: adapterNameOf(adapter),
         lora: adapter.lora,
         totalSlots: s?.totalSlots ?? 0,
         freeSlots: s?.freeSlots ?? 0,
@@ -58,6 +61,6 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus {
           })),
         }
       : {}),
-    features: [...(source.engine.features ?? []), TENANT_QUEUE_FEATURE],
+    features: [...(source.engine.features ?? [])],
   };
 }

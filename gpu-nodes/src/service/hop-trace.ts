@@ -9,7 +9,7 @@ import {
   type Tracer,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { REQUEST_ID_HEADER, type Hop } from "../../../schema/wire/v2/index.ts";
+import { REQUEST_ID_HEADER, type PriorityClass } from "../../../schema/wire/v2/index.ts";
 
 /** The node's tracer name; spans go wherever the registered provider sends them (nowhere by default). */
 export const NODE_TRACER_NAME = "molmesh-gpu-node";
@@ -25,6 +25,8 @@ export interface HopTrace {
   span: Span;
   /** The fields every log line about this hop carries (edge request id, trace id), omitted when unknown. */
   logFields: { edgeRequestId?: string; traceId?: string };
+  /** Names the span after the request once it has been read: `hop <priority class>`, its id and adapter. */
+  setRequest(hop: PriorityClass, requestId: string, adapter: string): void;
   end(outcome: string): void;
 }
 
@@ -32,20 +34,14 @@ export interface HopTrace {
  * Opens the hop's server span as a child of the edge's (W3C `traceparent` in the NATS headers), so one trace
  * runs client → edge → node. Without a traceparent the span starts a trace of its own.
  */
-export function startHopTrace(
-  tracer: Tracer,
-  hop: Hop,
-  headers: MsgHdrs | undefined,
-  nodeId: string,
-): HopTrace {
+export function startHopTrace(tracer: Tracer, headers: MsgHdrs | undefined, nodeId: string): HopTrace {
   const parent = propagator.extract(ROOT_CONTEXT, headers, natsHeaderGetter);
   const edgeRequestId = natsHeaderGetter.get(headers, REQUEST_ID_HEADER) as string | undefined;
   const span = tracer.startSpan(
-    `hop ${hop}`,
+    "hop",
     {
       kind: SpanKind.SERVER,
       attributes: {
-        "molmesh.hop": hop,
         "molmesh.node_id": nodeId,
         ...(edgeRequestId ? { "molmesh.request_id": edgeRequestId } : {}),
       },
@@ -58,6 +54,10 @@ export function startHopTrace(
   return {
     span,
     logFields: { ...(edgeRequestId ? { edgeRequestId } : {}), ...(valid ? { traceId } : {}) },
+    setRequest(hop, requestId, adapter) {
+      span.updateName(`hop ${hop}`);
+      span.setAttributes({ "molmesh.hop": hop, "molmesh.hop_id": requestId, "molmesh.adapter": adapter });
+    },
     end(outcome) {
       span.setAttribute("molmesh.outcome", outcome);
       if (outcome !== "ok") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Hop, Usage } from "../../../schema/wire/v2/index.ts";
+import type { PriorityClass, Usage } from "../../../schema/wire/v2/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { HopPriorityStats } from "../engine/hop-priority.ts";
 import type { Admission } from "./admission.ts";
@@ -121,7 +121,13 @@ export class NodeMetrics {
   }
 
   /** One finished hop; `usage` is absent when it failed before the engine reported any. */
-  recordHop(hop: Hop, adapter: string, outcome: string, seconds: number, usage?: Usage): void {
+  recordHop(
+    hop: PriorityClass | "unknown",
+    adapter: string,
+    outcome: string,
+    seconds: number,
+    usage?: Usage,
+  ): void {
     this.#hopDuration.observe({ hop, adapter, outcome }, seconds);
     this.#hops.inc({ hop, adapter, outcome });
     if (outcome === "overloaded") this.#overloads.inc({ hop });

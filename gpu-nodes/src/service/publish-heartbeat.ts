@@ -5,13 +5,14 @@ import {
   buildNodeStatusKey,
   encodeWireMessage,
   type NodeStatus,
+  type WireVersion,
 } from "../../../schema/wire/v2/index.ts";
-import type { NodeLogger } from "./serve-hops.ts";
+import type { NodeLogger } from "./serve-generate.ts";
 
 export interface HeartbeatOptions {
   nc: NatsConnection;
   nodeId: string;
-  describe: () => NodeStatus;
+  describe: () => NodeStatus & { version: WireVersion };
   intervalMs: number;
   /** Age after which the bucket drops a node's entry: a node that stops beating leaves the fleet by then. */
   ttlMs: number;

@@ -7,7 +7,7 @@ import { InFlightRequests } from "./in-flight-requests.ts";
 import { NodeLoadMeter } from "./node-load.ts";
 import { NodeMetrics, startMetricsServer, type MetricsServer } from "./node-metrics.ts";
 import { startHeartbeat } from "./publish-heartbeat.ts";
-import { serveHops, type NodeLogger } from "./serve-hops.ts";
+import { serveHops, type NodeLogger } from "./serve-generate.ts";
 
 /** Most hops a node runs at once; the rest wait in its fair queue. */
 export const DEFAULT_MAX_CONCURRENT_HOPS = 8;

@@ -41,13 +41,17 @@ export function decodeWireMessage<S extends z.ZodType>(
   schema: S,
   data: Uint8Array,
   direction: DecodeDirection,
+  options: {
+    /** Heartbeats: every version's beat is read (the schema checks the version), so mixed fleets are visible. */
+    anyVersion?: boolean;
+  } = {},
 ): z.infer<S> {
   const value = parseJson(data, direction);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw invalid(direction, "message must be a JSON object");
   }
   const version = "version" in value ? value.version : undefined;
-  if (version !== WIRE_VERSION) {
+  if (version !== WIRE_VERSION && options.anyVersion !== true) {
     throw new UnsupportedVersionError(
       `unsupported wire version ${JSON.stringify(version ?? null)}; this peer speaks "${WIRE_VERSION}"`,
     );

@@ -12,6 +12,8 @@ export const WIRE_ERROR_CODES = [
   "engine_failure",
   "no_responders",
   "protocol_error",
+  /** A turn's step program stopped at its step, token or time limit before it had an answer (edge-side only). */
+  "budget_exceeded",
 ] as const;
 export type WireErrorCode = (typeof WIRE_ERROR_CODES)[number];
 export const wireErrorCodeSchema = z.enum(WIRE_ERROR_CODES);

@@ -1,14 +1,19 @@
 import { z } from "zod";
 import { adapterIdSchema } from "./adapter-id.ts";
-import { wireVersionSchema } from "./version.ts";
+import { adapterNameSchema, formatAdapterName } from "./adapter-name.ts";
+import { anyWireVersionSchema } from "./version.ts";
 
 /** Most (conversation, adapter) pairs a heartbeat lists per adapter; past it the node lists its newest. */
 export const MAX_WARM_KEYS_PER_ADAPTER = 256;
 
+/** One adapter revision a node holds; a node holding two revisions of a label lists each. */
 export const adapterStatusSchema = z.object({
+  /** The label. */
   id: adapterIdSchema,
   /** Content fingerprint of the LoRA file, or of the base when the adapter runs on the bare base. */
   revision: z.string(),
+  /** The versioned name requests may ask for (`label@<rev>`); absent from older builds: derived from the revision. */
+  name: adapterNameSchema.optional(),
   lora: z.boolean(),
   totalSlots: z.int().nonnegative(),
   freeSlots: z.int().nonnegative(),
@@ -33,12 +38,17 @@ export const servedModelSchema = z.object({
 });
 export type ServedModel = z.infer<typeof servedModelSchema>;
 
-/** Output constraints a node may advertise: `output:<constraint type>`, and `output:tools-auto` for `choice: "auto"`. */
+/**
+ * What a node may advertise beyond free text and choices: `output:<constraint type>`, `output:tools-auto` for
+ * `choice: "auto"`, and `return:tokens` for token ids with logprobs in the reply.
+ */
 export const NODE_FEATURES = [
   "output:json_schema",
   "output:json_object",
   "output:tools",
   "output:tools-auto",
+  "output:grammar",
+  "return:tokens",
 ] as const;
 export type NodeFeature = (typeof NODE_FEATURES)[number];
 
@@ -59,7 +69,13 @@ export type NodeLoad = z.infer<typeof nodeLoadSchema>;
 
 /** The heartbeat each node writes to the JetStream KV bucket; the bucket's TTL removes silent nodes. */
 export const nodeStatusSchema = z.object({
-  version: wireVersionSchema,
+  /** The wire version the beat was written in; nodes of every version share the bucket. */
+  version: anyWireVersionSchema,
+  /**
+   * The wire versions the node serves requests in; absent from v1 nodes, which spoke only the beat's version. The
+   * edge places requests only on nodes that speak its own.
+   */
+  wireVersions: z.array(anyWireVersionSchema).max(8).optional(),
   nodeId: z.string(),
   engine: z.string(),
   baseModel: z.object({ name: z.string(), revision: z.string() }),
@@ -88,3 +104,18 @@ export const nodeStatusSchema = z.object({
   features: z.array(z.string().max(64)).max(32).default([]),
 });
 export type NodeStatus = z.infer<typeof nodeStatusSchema>;
+
+/** The wire versions a beat says its node speaks. */
+export function readWireVersions(status: Pick<NodeStatus, "version" | "wireVersions">): readonly string[] {
+  return status.wireVersions ?? [status.version];
+}
+
+/** The versioned name of an adapter entry of a beat. */
+export function readAdapterName(adapter: Pick<AdapterStatus, "id" | "revision" | "name">): string {
+  if (adapter.name !== undefined) return adapter.name;
+  try {
+    return formatAdapterName(adapter.id, adapter.revision);
+  } catch {
+    return adapter.id;
+  }
+}

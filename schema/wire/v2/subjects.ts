@@ -1,14 +1,12 @@
 import { WIRE_VERSION } from "./version.ts";
 
-export type Hop = "route" | "answer" | "summary";
-export const HOPS: readonly Hop[] = ["route", "answer", "summary"];
-
 export const DEFAULT_SUBJECT_PREFIX = "molmesh";
-/** Queue group of the cold path: any live node may take a hop published on the shared hop subject. */
+/** Queue group of the cold path: any live node of this wire version may take a request on the shared subject. */
 export const NODE_QUEUE_GROUP = "molmesh-gpu-nodes";
-/** JetStream KV bucket where nodes publish their heartbeats (one key per node id). */
+/** JetStream KV bucket where nodes publish their heartbeats (one key per node id), whatever their wire version. */
 export const NODE_STATUS_BUCKET = "molmesh_nodes";
 
+/** Subjects carry the wire version (`v2`), so a request only ever reaches nodes that speak it. */
 const version = WIRE_VERSION.split(".")[1];
 const TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -17,17 +15,17 @@ function assertToken(kind: string, value: string): string {
   return value;
 }
 
-/** `molmesh.v1.hop.<hop>`: the queue-group (cold) path. */
-export function buildHopSubject(hop: Hop, prefix = DEFAULT_SUBJECT_PREFIX): string {
-  return `${assertToken("prefix", prefix)}.${version}.hop.${hop}`;
+/** `molmesh.v2.generate`: the queue-group (cold) path. */
+export function buildGenerateSubject(prefix = DEFAULT_SUBJECT_PREFIX): string {
+  return `${assertToken("prefix", prefix)}.${version}.generate`;
 }
 
-/** `molmesh.v1.node.<nodeId>.hop.<hop>`: the affinity path to one node whose KV is warm. */
-export function buildNodeHopSubject(nodeId: string, hop: Hop, prefix = DEFAULT_SUBJECT_PREFIX): string {
-  return `${assertToken("prefix", prefix)}.${version}.node.${assertToken("node id", nodeId)}.hop.${hop}`;
+/** `molmesh.v2.node.<nodeId>.generate`: the affinity path to one node whose KV is warm. */
+export function buildNodeGenerateSubject(nodeId: string, prefix = DEFAULT_SUBJECT_PREFIX): string {
+  return `${assertToken("prefix", prefix)}.${version}.node.${assertToken("node id", nodeId)}.generate`;
 }
 
-/** `molmesh.v1.cancel`: broadcast; the node running the request id stops it, others ignore it. */
+/** `molmesh.v2.cancel`: broadcast; the node running the request id stops it, others ignore it. */
 export function buildCancelSubject(prefix = DEFAULT_SUBJECT_PREFIX): string {
   return `${assertToken("prefix", prefix)}.${version}.cancel`;
 }

@@ -81,6 +81,13 @@ export class ProtocolError extends MolWireError {
   }
 }
 
+export class BudgetExceededError extends MolWireError {
+  override name = "BudgetExceededError";
+  constructor(message: string, options?: ErrorOptions) {
+    super("budget_exceeded", message, options);
+  }
+}
+
 const ERROR_CLASSES: Record<WireErrorCode, new (message: string, options?: ErrorOptions) => MolWireError> = {
   bad_request: BadRequestError,
   unsupported_version: UnsupportedVersionError,
@@ -92,6 +99,7 @@ const ERROR_CLASSES: Record<WireErrorCode, new (message: string, options?: Error
   engine_failure: EngineFailureError,
   no_responders: NoRespondersError,
   protocol_error: ProtocolError,
+  budget_exceeded: BudgetExceededError,
 };
 
 /** Turns any thrown value into the payload that travels; unknown errors become `engine_failure`. */

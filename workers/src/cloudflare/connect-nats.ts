@@ -1,5 +1,5 @@
 import { credsAuthenticator, wsconnect, type NatsConnection } from "@nats-io/nats-core";
-import type { HopClient } from "../nats/hop-client.ts";
+import type { GenerateClient } from "../nats/generate-client.ts";
 import { NoRespondersError } from "../../../schema/wire/v2/index.ts";
 
 /** A Durable Object drops its NATS connection after this long with no hop in flight, so it can be evicted. */
@@ -84,29 +84,21 @@ export function createNatsConnector(options: {
   };
 }
 
-/** The hops, each holding the connection open from its request until its last reply part (or failure). */
-export function holdConnectionDuringHops(connector: NatsConnector, hops: HopClient): HopClient {
+/** The generate calls, each holding the connection open from its request until its last reply part (or failure). */
+export function holdConnectionDuringHops(connector: NatsConnector, client: GenerateClient): GenerateClient {
   return {
-    route: async (input, options) => {
+    generate: async (input, options) => {
       const release = connector.hold();
       try {
-        return await hops.route(input, options);
+        return await client.generate(input, options);
       } finally {
         release();
       }
     },
-    summary: async (input, options) => {
+    async *stream(input, options) {
       const release = connector.hold();
       try {
-        return await hops.summary(input, options);
-      } finally {
-        release();
-      }
-    },
-    async *answer(input, options) {
-      const release = connector.hold();
-      try {
-        yield* hops.answer(input, options);
+        yield* client.stream(input, options);
       } finally {
         release();
       }

@@ -3,7 +3,7 @@ import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
 import { hashHarness } from "../../../schema/harness/content-hash.ts";
 import { createHarnessResolver, parseHarnessOverlay } from "../../../schema/harness/harness-config.ts";
 import { readServedModel } from "../fleet/read-served-model.ts";
-import { createNatsHopClient } from "../nats/hop-client.ts";
+import { createNatsGenerateClient } from "../nats/generate-client.ts";
 import { DEFAULT_FLEET_STALE_MS, createFleetPlacement } from "../fleet/create-fleet-placement.ts";
 import {
   startTurnRequestSchema,
@@ -17,8 +17,8 @@ import { buildTurnId } from "../conversation/item-id.ts";
 import { listItems } from "../conversation/list-items.ts";
 import * as storedTurns from "../conversation/stored-turns.ts";
 import type { StoredTimelineEvent } from "../db/timeline-event.ts";
-import { ConversationTurns } from "../conversation/conversation-turns.ts";
-import { startStatelessTurn, type TurnLoopDeps } from "../conversation/turn-loop.ts";
+import { ConversationTurns } from "../turns/conversation-turns.ts";
+import { startStatelessTurn, type TurnLoopDeps } from "../turns/turn-loop.ts";
 import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
 import { connectNatsFromEnv, holdConnectionDuringHops, type NatsConnector } from "./connect-nats.ts";
 import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
@@ -66,7 +66,6 @@ export class ConversationObject
     const placement = createFleetPlacement({
       connection: () => this.#nats.get(),
       staleAfterMs: readMs(env.MOL_FLEET_STALE_MS, DEFAULT_FLEET_STALE_MS),
-      ...(env.MOL_SUBJECT_PREFIX === undefined ? {} : { subjectPrefix: env.MOL_SUBJECT_PREFIX }),
       now: Date.now,
       mode: env.MOL_PLACEMENT === "queue-group" ? "queue-group" : "affinity",
     });
@@ -77,9 +76,9 @@ export class ConversationObject
     const harnessHash = hashHarness(DEFAULT_HARNESS);
     const usage = createD1UsageStore(env.DB, Date.now);
     this.#deps = {
-      hops: holdConnectionDuringHops(
+      client: holdConnectionDuringHops(
         this.#nats,
-        createNatsHopClient(
+        createNatsGenerateClient(
           () => this.#nats.get(),
           env.MOL_SUBJECT_PREFIX,
           (hopRequestId) => this.#traces.ofHop(hopRequestId),

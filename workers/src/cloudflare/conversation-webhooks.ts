@@ -1,7 +1,7 @@
 import type { WebhookEventType } from "../db/webhook-tables.ts";
 import type { ConversationMeta } from "../conversation/conversation-store.ts";
 import type { TurnRecord } from "../conversation/turn-record.ts";
-import type { TurnOutbox } from "../conversation/turn-loop.ts";
+import type { TurnOutbox } from "../turns/turn-loop.ts";
 import {
   buildSummaryCreatedEvent,
   buildTurnCompletedEvent,

@@ -1,6 +1,6 @@
 import type { Usage } from "../../../schema/wire/v2/index.ts";
 import type { UsageAttribution } from "./conversation-rpc.ts";
-import type { AnswerProgress } from "./turn-hops.ts";
+import type { StreamProgress } from "../generate/stream-text.ts";
 import type { TurnMol, TurnRecord } from "./turn-record.ts";
 
 /** Characters per token of the estimate used where no node reported usage (English text averages about 4). */
@@ -53,7 +53,7 @@ export interface UsageRecorder {
 }
 
 /** An answer hop that ended without the node's figures: what it was asked and how far it got. */
-export interface PartialAnswer extends AnswerProgress {
+export interface PartialAnswer extends StreamProgress {
   promptChars: number;
 }
 

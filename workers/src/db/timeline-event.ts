@@ -175,12 +175,19 @@ export const answerEventSchema = z.object({
   hop: hopFactsSchema,
   /** Mid-stream takeovers, in order; absent when one node wrote the whole answer. */
   takeovers: z.array(answerTakeoverSchema).optional(),
+  /**
+   * A later answer of the same turn (a repair step's, after a check rejected the one before): it is the turn's
+   * answer from now on, and the answering specialist's view shows it after what came before.
+   */
+  revises: z.literal(true).optional(),
 });
 
 export const turnFailedEventSchema = z.object({
   ...base,
   type: z.literal("turn_failed"),
   hop: z.enum(["route", "answer"]),
+  /** The program step that failed, when it was not the answer step itself (see the harness's turn program). */
+  step: z.string().max(32).optional(),
   code: wireErrorCodeSchema,
   message: z.string(),
 });
@@ -244,6 +251,26 @@ export const toolsChangedEventSchema = z.object({
   ),
 });
 
+/** Longest note a step may show the answering specialist. */
+export const MAX_STEP_NOTE_CHARS = 2048;
+
+/**
+ * What a step of the turn's program found or did, beside the events it already has (route, answer, summary): a
+ * check's verdict, with the message a repair step answers to. `note`, when present, is shown to the turn's
+ * specialist: its view gets it as a user line after what the turn holds so far, so a next answer of the turn is
+ * written knowing it. `data` is for the API and for harness search; views never read it.
+ */
+export const stepEventSchema = z.object({
+  ...base,
+  type: z.literal("step"),
+  /** The step's name in the program (its kind, unless the program named it). */
+  step: z.string().min(1).max(32),
+  kind: z.string().min(1).max(32),
+  verdict: z.enum(["pass", "fail"]).optional(),
+  note: z.string().max(MAX_STEP_NOTE_CHARS).optional(),
+  data: z.record(z.string(), z.unknown()).optional(),
+});
+
 export const timelineEventSchema = z.discriminatedUnion("type", [
   userMessageEventSchema,
   routeDecisionEventSchema,
@@ -258,6 +285,7 @@ export const timelineEventSchema = z.discriminatedUnion("type", [
   responseDeletedEventSchema,
   itemDeletedEventSchema,
   toolsChangedEventSchema,
+  stepEventSchema,
 ]);
 export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 export type TimelineEventType = TimelineEvent["type"];

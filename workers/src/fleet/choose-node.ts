@@ -1,4 +1,12 @@
-import type { NodeLoad, NodeStatus } from "../../../schema/wire/v2/index.ts";
+import {
+  WIRE_VERSION,
+  adapterNameMatches,
+  readAdapterName,
+  readWireVersions,
+  type AdapterStatus,
+  type NodeLoad,
+  type NodeStatus,
+} from "../../../schema/wire/v2/index.ts";
 
 export type PlacementReason =
   /** The node holds this (conversation, adapter) KV. */
@@ -67,7 +75,8 @@ export function chooseNode(q: PlacementQuestion): PlacementChoice {
   const candidates = q.nodes.filter(
     (n) =>
       !q.exclude?.has(n.nodeId) &&
-      n.adapters.some((a) => a.id === q.adapter) &&
+      readWireVersions(n).includes(WIRE_VERSION) &&
+      n.adapters.some((a) => servesAdapter(a, q.adapter)) &&
       (q.requires ?? []).every((feature) => n.features.includes(feature)),
   );
   if (candidates.length === 0) return { reason: "queue-group" };
@@ -86,11 +95,16 @@ export function chooseNode(q: PlacementQuestion): PlacementChoice {
     : { nodeId: pick.nodeId, reason: "least-loaded" };
 }
 
+/** Whether a beat's adapter entry serves requests for `adapter` (a label, or a versioned name). */
+export function servesAdapter(entry: AdapterStatus, adapter: string): boolean {
+  return adapterNameMatches(adapter, readAdapterName(entry));
+}
+
 /** The node whose heartbeat lists the (conversation, adapter) KV, else the one the timeline says served it last. */
 function findWarmNode(candidates: readonly NodeStatus[], q: PlacementQuestion): NodeStatus | undefined {
   return (
     candidates.find((n) =>
-      n.adapters.some((a) => a.id === q.adapter && a.warmConversations.includes(q.conversationId)),
+      n.adapters.some((a) => servesAdapter(a, q.adapter) && a.warmConversations.includes(q.conversationId)),
     ) ?? candidates.find((n) => n.nodeId === q.lastNodeId)
   );
 }
@@ -160,7 +174,7 @@ function estimateWithLoad(
 
 /** A node past its concurrency limit, or with no free slot for the adapter and hops already waiting. */
 export function isSaturated(node: NodeStatus, adapter: string, recentHops = 0): boolean {
-  const slots = node.adapters.find((a) => a.id === adapter);
+  const slots = node.adapters.find((a) => servesAdapter(a, adapter));
   return (
     node.inFlight + recentHops >= node.maxConcurrent ||
     (slots !== undefined && slots.freeSlots === 0 && node.queueDepth > 0)
@@ -182,7 +196,7 @@ function pickOfTwo(pool: readonly NodeStatus[], q: PlacementQuestion): NodeStatu
 
 /** Conversations held for this adapter plus hops in flight or waiting, relative to the node's capacity. */
 function loadOf(node: NodeStatus, adapter: string): number {
-  const held = node.adapters.find((a) => a.id === adapter)?.warmConversations.length ?? 0;
+  const held = node.adapters.find((a) => servesAdapter(a, adapter))?.warmConversations.length ?? 0;
   return held + (node.inFlight + node.queueDepth) / node.maxConcurrent;
 }
 

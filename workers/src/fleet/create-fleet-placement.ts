@@ -19,7 +19,6 @@ const isolateLedger = new PlacementLedger(() => Date.now());
 export function createFleetPlacement(options: {
   connection: () => Promise<NatsConnection>;
   staleAfterMs?: number;
-  subjectPrefix?: string | undefined;
   now: () => number;
   /**
    * "queue-group" lets NATS pick a node at random for every hop (the benchmark's baseline); the fleet is still
@@ -38,7 +37,6 @@ export function createFleetPlacement(options: {
   let watching: { nc: NatsConnection; stop: () => void } | undefined;
   let lastAttempt = Number.NEGATIVE_INFINITY;
   return {
-    subjectPrefix: options.subjectPrefix,
     picksNodes: options.mode !== "queue-group",
     async nodes() {
       const nc = await options.connection();

@@ -1,4 +1,4 @@
-import type { Hop, NodeStatus } from "../../../schema/wire/v2/index.ts";
+import type { NodeStatus, PriorityClass } from "../../../schema/wire/v2/index.ts";
 import type { PlacedHop } from "./placement-ledger.ts";
 
 /**
@@ -63,11 +63,10 @@ export interface HopPlacement {
    * what the nodes serve (chat format, context), so both placements render the same views. Default true.
    */
   picksNodes?: boolean;
-  subjectPrefix?: string | undefined;
   /** Hops placed on each node since its last heartbeat (see PlacementLedger); absent: none counted. */
   recentHops?(): ReadonlyMap<string, number>;
   /** What the warm node of (conversation, adapter) holds in tokens: its last hop's prompt and generated text. */
-  heldTokens?(conversationId: string, adapter: string, hop: Hop): number | undefined;
+  heldTokens?(conversationId: string, adapter: string, hop: PriorityClass): number | undefined;
   /**
    * Told of each hop as it is sent to a node, before the node's next heartbeat can show it; the function it
    * returns is called when that hop ends (answered or failed), so only hops still running count as load, with

@@ -1,4 +1,4 @@
-import type { Hop } from "../../../schema/wire/v2/index.ts";
+import { isLatencyClass, type PriorityClass } from "../../../schema/wire/v2/index.ts";
 
 /** Past this a placement no longer counts as unseen work, heartbeat or not (a node beats every few seconds). */
 export const RECENT_HOP_WINDOW_MS = 5_000;
@@ -10,7 +10,7 @@ const REMEMBERED_BEATS_PER_NODE = 8;
 export interface PlacedHop {
   nodeId: string;
   /** Summaries run on slots of their own, so their KV is remembered apart from the views'. */
-  hop: Hop;
+  hop: PriorityClass;
   /** The placement key (conversation id, or a stateless turn's cache key). */
   conversationId: string;
   adapter: string;
@@ -101,7 +101,7 @@ export class PlacementLedger {
   }
 
   /** What the node of the last hop placed for this (conversation, adapter) holds, if this edge placed one. */
-  heldTokens(conversationId: string, adapter: string, hop: Hop): number | undefined {
+  heldTokens(conversationId: string, adapter: string, hop: PriorityClass): number | undefined {
     return this.#heldTokens.get(pairKey(conversationId, adapter, hop))?.tokens;
   }
 }
@@ -111,8 +111,8 @@ interface Placement {
   settled: boolean;
 }
 
-function pairKey(conversationId: string, adapter: string, hop: Hop): string {
-  return `${conversationId}|${adapter}|${hop === "summary" ? "summary" : "view"}`;
+function pairKey(conversationId: string, adapter: string, hop: PriorityClass): string {
+  return `${conversationId}|${adapter}|${isLatencyClass(hop) ? "view" : "side"}`;
 }
 
 /** Tokens of a prompt, estimated from its length (about four characters a token for English text). */

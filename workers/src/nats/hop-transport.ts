@@ -12,36 +12,45 @@ import {
   NoRespondersError,
   WIRE_VERSION,
   buildCancelSubject,
+  buildGenerateSubject,
+  buildNodeGenerateSubject,
   encodeWireMessage,
   REQUEST_ID_HEADER,
   TRACEPARENT_HEADER,
   TRACESTATE_HEADER,
-  type Hop,
   type HopTraceContext,
+  type PriorityClass,
 } from "../../../schema/wire/v2/index.ts";
 import { injectTraceContext, startEdgeSpan, type EndableSpan } from "./trace-context.ts";
 
-// What every hop does on NATS whatever its reply shape: per-call options, the NATS → wire error mapping, and
-// cancelling the hop on the node when the caller gives up.
+// What every generate request does on NATS whatever its reply shape: per-call options, the subject, the NATS → wire
+// error mapping, and cancelling the request on the node when the caller gives up.
 
 /** Extra wait past the hop's own deadline, so the node's typed `deadline_exceeded` reply arrives first. */
 export const DEFAULT_REPLY_GRACE_MS = 2_000;
 
 export interface HopCallOptions {
-  /** Override the subject (e.g. a node's own affinity subject); defaults to the queue-group subject. */
-  subject?: string;
+  /** The node placement chose (its own subject: the affinity path); absent, the queue group's subject. */
+  nodeId?: string | undefined;
   /** Aborting cancels the hop on the node. */
   signal?: AbortSignal;
   subjectPrefix?: string | undefined;
   /**
-   * Answer hop: how long to wait for the node's first part (`start`, sent as soon as it accepts the hop). A node
-   * that says nothing by then is taken as hung, so the hop can go elsewhere before any text was shown.
+   * Streamed requests: how long to wait for the node's first part (`start`, sent as soon as it accepts the request).
+   * A node that says nothing by then is taken as hung, so the hop can go elsewhere before any text was shown.
    */
   firstPartTimeoutMs?: number;
-  /** Answer hop: the longest silence between two parts once streaming; past it the node is taken as lost. */
+  /** Streamed requests: the longest silence between two parts; past it the node is taken as lost. */
   stallTimeoutMs?: number;
   /** The HTTP request this hop serves: its id and trace go to the node as NATS headers, for its logs and spans. */
   trace?: HopTraceContext;
+}
+
+/** The subject a request goes out on: the chosen node's own, or the queue group's. */
+export function generateSubject(options: Pick<HopCallOptions, "nodeId" | "subjectPrefix">): string {
+  return options.nodeId === undefined
+    ? buildGenerateSubject(options.subjectPrefix)
+    : buildNodeGenerateSubject(options.nodeId, options.subjectPrefix);
 }
 
 /**
@@ -49,7 +58,7 @@ export interface HopCallOptions {
  * request id to the node. Without a trace the span starts one, so node logs still group by hop.
  */
 export function startHopSpan(
-  hop: Hop,
+  hop: PriorityClass,
   requestId: string,
   subject: string,
   trace: HopTraceContext | undefined,
@@ -113,7 +122,7 @@ export interface HopAbortWatch {
 /** Ties a hop to its caller's signal: an abort tells the node to stop, and ends the caller's wait. */
 export function watchHopAbort(
   nc: NatsConnection,
-  hop: Hop,
+  hop: PriorityClass,
   requestId: string,
   signal: AbortSignal | undefined,
   subjectPrefix?: string,

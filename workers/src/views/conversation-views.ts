@@ -1,4 +1,8 @@
-import { findSpecialist, type HarnessDocument } from "../../../schema/harness/harness-settings.ts";
+import {
+  adapterLabel,
+  findSpecialist,
+  type HarnessDocument,
+} from "../../../schema/harness/harness-settings.ts";
 import { measureViewRoom } from "../../../schema/harness/measure-view-room.ts";
 import { renderSystemLine } from "../../../schema/harness/render-view-lines.ts";
 import { countUtf8Bytes } from "../../../schema/harness/utf8.ts";
@@ -84,7 +88,10 @@ export function createConversationViews(harness: HarnessDocument): ConversationV
   return {
     format: VIEWS_FORMAT,
     turn: null,
-    views: [createViewState(router.adapter, renderSystemLine(harness, router.systemPrompt)), ...specialists],
+    views: [
+      createViewState(adapterLabel(router.adapter), renderSystemLine(harness, router.systemPrompt)),
+      ...specialists,
+    ],
   };
 }
 
@@ -97,8 +104,10 @@ export function readViewText(views: ConversationViews, adapter: string): string 
   return joinView(findView(views, adapter));
 }
 
+/** Views are per label: every revision of an adapter (`label@<rev>`) reads the same view. */
 export function findView(views: ConversationViews, adapter: string): ViewState {
-  const view = views.views.find((v) => v.adapter === adapter);
+  const label = adapterLabel(adapter);
+  const view = views.views.find((v) => v.adapter === label);
   if (!view) throw new RangeError(`no view for adapter "${adapter}"`);
   return view;
 }

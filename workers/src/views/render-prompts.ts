@@ -1,4 +1,8 @@
-import { findSpecialist, type HarnessDocument } from "../../../schema/harness/harness-settings.ts";
+import {
+  adapterLabel,
+  findSpecialist,
+  type HarnessDocument,
+} from "../../../schema/harness/harness-settings.ts";
 import { measureViewRoom, readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
 import {
   renderAnswerLine,
@@ -10,6 +14,7 @@ import { renderToolsBlock, type ViewTool } from "../../../schema/harness/tools-b
 import { clipMiddleWithMark, cleanConversationText, countUtf8Bytes } from "../../../schema/harness/utf8.ts";
 import {
   ViewBudgetError,
+  findView,
   createViewState,
   joinView,
   measureViewRoomBytes,
@@ -33,7 +38,21 @@ export function renderAnswerPrompt(
   label: string,
   harness: HarnessDocument,
 ): string {
-  return readViewText(views, label) + harness.templates.assistantCue;
+  const view = findView(views, label);
+  const text = joinView(view);
+  // A first answer always fits the turn's reserve. Another answer of the same turn (a repair's) needs room left in
+  // the budget for its cue and prefix at least: else its line would be clipped inside them, and the prompt would no
+  // longer be a prefix of the view the answer leaves.
+  const neededBytes = countUtf8Bytes(
+    harness.templates.assistantCue + (findSpecialist(harness, adapterLabel(label))?.answerPrefix ?? ""),
+  );
+  const leftBytes = measureViewRoomBytes(view, harness).budgetBytes - countUtf8Bytes(text);
+  if (leftBytes < neededBytes) {
+    throw new ViewBudgetError(
+      `the turn in progress has no room left in adapter "${view.adapter}"'s view for another answer`,
+    );
+  }
+  return text + harness.templates.assistantCue;
 }
 
 /** The summary hop's prompt: the specialist's view (now ending with its answer) + the summary instruction. */
@@ -72,9 +91,10 @@ export function renderChatMessagesPrompt(
   tools: readonly ViewTool[] = [],
 ): string {
   const { router, templates, compaction } = harness;
-  const isRouter = target === "router" || target === router.adapter;
-  const adapter = isRouter ? router.adapter : target;
-  const systemPrompt = isRouter ? router.systemPrompt : findSpecialist(harness, target)?.systemPrompt;
+  const routerLabel = adapterLabel(router.adapter);
+  const isRouter = target === "router" || adapterLabel(target) === routerLabel;
+  const adapter = isRouter ? routerLabel : adapterLabel(target);
+  const systemPrompt = isRouter ? router.systemPrompt : findSpecialist(harness, adapter)?.systemPrompt;
   if (systemPrompt === undefined) throw new RangeError(`the harness has no specialist "${target}"`);
   const answerMaxBytes = findSpecialist(harness, adapter)?.answerViewMaxBytes ?? 0;
   const maxMessageBytes = readMaxUserMessageBytes(harness);

@@ -4,6 +4,7 @@
  */
 import type { TimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";
 import {
+  adapterLabel,
   DEFAULT_INTERIM_MAX_BYTES,
   findSpecialist,
   readSummaryWait,
@@ -69,6 +70,8 @@ export function applyEventToViews(
       return views;
     case "tools_changed":
       return applyToolsChanged(views, event, harness);
+    case "step":
+      return applyStepNote(views, event, harness);
   }
 }
 
@@ -124,7 +127,8 @@ function appendInterimLines(views: ConversationViews, harness: HarnessDocument):
     ...views,
     views: views.views.map((view) => {
       const last = view.turns.at(-1);
-      if (view.adapter === harness.router.adapter || view.adapter === turn.answeredBy) return view;
+      if (view.adapter === adapterLabel(harness.router.adapter) || view.adapter === turn.answeredBy)
+        return view;
       if (last?.turnId !== turn.turnId || last.summarised) return view;
       return appendToViewTurn(
         view,
@@ -150,7 +154,7 @@ function openTurnInView(
   harness: HarnessDocument,
 ): ViewState {
   const { router, compaction } = harness;
-  const isRouter = view.adapter === router.adapter;
+  const isRouter = view.adapter === adapterLabel(router.adapter);
   const fullChars = isRouter ? router.maxUserMessageChars : null;
   const compactChars = isRouter
     ? Math.min(router.maxUserMessageChars, compaction.compactUserMessageChars)
@@ -234,7 +238,7 @@ function applyRouteDecision(
     ...views,
     turn: { ...turn, label },
     views: views.views.map((view) =>
-      view.adapter === harness.router.adapter
+      view.adapter === adapterLabel(harness.router.adapter)
         ? appendToViewTurn(
             view,
             turn.turnId,
@@ -253,8 +257,12 @@ function applyAnswer(
   harness: HarnessDocument,
 ): ConversationViews {
   const turn = readOpenTurn(views, event.turnId);
-  const specialist = findSpecialist(harness, event.adapter);
-  if (!turn || turn.answeredBy !== null || !specialist) return views;
+  // Views are per label: an answer by any revision of a specialist lands in its view.
+  const label = adapterLabel(event.adapter);
+  const specialist = findSpecialist(harness, label);
+  // A revised answer follows the turn's first one, in the same specialist's view; a repeated answer changes nothing.
+  const expected = event.revises === true ? label : null;
+  if (!turn || turn.answeredBy !== expected || !specialist) return views;
   const text = cleanConversationText(event.text);
   const line = renderAnswerLine(harness, text, specialist.answerViewMaxBytes);
   const wait = readSummaryWait(harness);
@@ -263,16 +271,16 @@ function applyAnswer(
     wait.mode === "interim"
       ? renderInterimLine(
           harness,
-          event.adapter,
+          label,
           text,
           Math.min(wait.interimMaxBytes ?? DEFAULT_INTERIM_MAX_BYTES, specialist.summary.viewMaxBytes),
         )
       : undefined;
   return {
     ...views,
-    turn: { ...turn, answeredBy: event.adapter, ...(interim === undefined ? {} : { interimLine: interim }) },
+    turn: { ...turn, answeredBy: label, ...(interim === undefined ? {} : { interimLine: interim }) },
     views: views.views.map((view) =>
-      view.adapter === event.adapter
+      view.adapter === label
         ? appendToViewTurn(view, turn.turnId, { full: line }, measureViewRoomBytes(view, harness).budgetBytes)
         : view,
     ),
@@ -294,7 +302,7 @@ function applyToolsChanged(
   return {
     ...views,
     views: views.views.map((view) => {
-      if (view.adapter === harness.router.adapter) return view;
+      if (view.adapter === adapterLabel(harness.router.adapter)) return view;
       // Clipped to leave the turn's reserve free: the answer line must still fit, or the answer prompt
       // would stop being a prefix of the view. Refusing a tool set too large for the view is the API's job.
       const { roomBytes } = measureViewRoomBytes(view, harness);
@@ -319,6 +327,30 @@ function applySummaryFailed(views: ConversationViews, turnId: string): Conversat
 }
 
 /** The turn in progress, if the event belongs to it and it has not ended. */
+/**
+ * A step's note goes to the view of the turn's specialist, as a user line after what the turn holds so far (its
+ * answer, when it has one): the feedback a next answer of the turn is written from. Only in full: the turn's
+ * compact form keeps its user line and summary, as for any turn. Clipped like a user message.
+ */
+function applyStepNote(
+  views: ConversationViews,
+  event: TimelineEventOf<"step">,
+  harness: HarnessDocument,
+): ConversationViews {
+  const turn = readOpenTurn(views, event.turnId);
+  if (!turn || turn.label === null || event.note === undefined) return views;
+  const label = adapterLabel(turn.answeredBy ?? turn.label);
+  const line = renderUserLine(harness, clipMessage(event.note, harness), null);
+  return {
+    ...views,
+    views: views.views.map((view) =>
+      view.adapter === label
+        ? appendToViewTurn(view, turn.turnId, { full: line }, measureViewRoomBytes(view, harness).budgetBytes)
+        : view,
+    ),
+  };
+}
+
 function readOpenTurn(views: ConversationViews, turnId: string): TurnProgress | null {
   const turn = views.turn;
   return turn && turn.turnId === turnId && !turn.ended ? turn : null;
@@ -336,11 +368,12 @@ function applySummary(
   event: TimelineEventOf<"summary">,
   harness: HarnessDocument,
 ): ConversationViews {
-  const specialist = findSpecialist(harness, event.adapter);
+  const label = adapterLabel(event.adapter);
+  const specialist = findSpecialist(harness, label);
   if (!specialist) return views;
   const line = renderSummaryLine(
     harness,
-    event.adapter,
+    label,
     cleanConversationText(event.text),
     specialist.summary.viewMaxBytes,
   );
@@ -348,10 +381,10 @@ function applySummary(
   return {
     ...views,
     views: views.views.map((view) => {
-      if (view.adapter === harness.router.adapter) return view;
+      if (view.adapter === adapterLabel(harness.router.adapter)) return view;
       const turn = view.turns.findLast((t) => t.turnId === event.turnId);
       if (!turn || turn.summarised) return view;
-      const full = isLatestTurn && view.adapter !== event.adapter ? line : "";
+      const full = isLatestTurn && view.adapter !== label ? line : "";
       const { budgetBytes } = measureViewRoomBytes(view, harness);
       return appendToViewTurn(view, event.turnId, { full, compact: line, summarised: true }, budgetBytes);
     }),

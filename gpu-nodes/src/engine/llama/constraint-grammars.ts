@@ -155,6 +155,8 @@ export function createConstraintGrammars(
         return jsonSchemaGrammar(constraint.schema, "json");
       case "json_object":
         return llama.getGrammarFor("json");
+      case "grammar":
+        return llama.createGrammar({ grammar: constraint.gbnf });
       case "tools": {
         if (constraint.textSchema === undefined || constraint.mode === "required")
           return jsonSchemaGrammar(constraint.callSchema, constraint.mode);

@@ -260,7 +260,13 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
     servedModel,
     adapters: [...runtimes.values()].map((r) => r.info),
     failedAdapters,
-    features: ["output:json_schema", "output:json_object", "output:tools", "output:tools-auto"],
+    features: [
+      "output:json_schema",
+      "output:json_object",
+      "output:tools",
+      "output:tools-auto",
+      "output:grammar",
+    ],
 
     async generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
       const runtime = runtimes.get(request.adapter);

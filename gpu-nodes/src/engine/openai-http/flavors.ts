@@ -195,6 +195,8 @@ function vllmStructuredOutputs(constraint: EngineConstraint): Record<string, unk
       return { json_object: true };
     case "tools":
       return { json: toStrictJsonSchema(constraint.callSchema) };
+    case "grammar":
+      return { grammar: constraint.gbnf };
   }
 }
 
@@ -288,6 +290,8 @@ function llamaServerConstraint(constraint: EngineConstraint): Record<string, unk
       return { json_schema: { type: "object" } };
     case "tools":
       return { json_schema: toStrictJsonSchema(constraint.callSchema) };
+    case "grammar":
+      return { grammar: constraint.gbnf };
   }
 }
 

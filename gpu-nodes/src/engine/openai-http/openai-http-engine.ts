@@ -155,7 +155,7 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
       revision: await computeFingerprint([flavor.name, options.baseModel]),
     },
     adapters: prepared.map((served) => ({ id: served.id, revision: served.revision, lora: served.lora })),
-    features: ["output:json_schema", "output:json_object", "output:tools"],
+    features: ["output:json_schema", "output:json_object", "output:tools", "output:grammar"],
     generate,
     snapshot,
     close() {

@@ -176,6 +176,8 @@ function describe(code: WireErrorCode, wireMessage: string, options: WireErrorMa
       return server(code, 502, "a GPU node sent a malformed reply");
     case "unsupported_version":
       return server(code, 502, "the GPU nodes speak an incompatible wire version");
+    case "budget_exceeded":
+      return server(code, 500, "the turn's program stopped at its limit before it had an answer");
   }
 }
 

@@ -1,10 +1,9 @@
-import journal from './meta/_journal.json';
-import m0000 from './0000_webhook_queue.sql';
+import journal from "./meta/_journal.json";
+import m0000 from "./0000_webhook_queue.sql";
 
-  export default {
-    journal,
-    migrations: {
-      m0000
-    }
-  }
-  
+export default {
+  journal,
+  migrations: {
+    m0000,
+  },
+};

@@ -1,12 +1,5 @@
-import type { Placement } from "../db/timeline-event.ts";
-import {
-  TENANT_QUEUE_FEATURE,
-  buildHopSubject,
-  buildNodeHopSubject,
-  toWireErrorPayload,
-  type Hop,
-  type NodeStatus,
-} from "../../../schema/wire/v2/index.ts";
+import type { Placement } from "../../../schema/api/hop-facts.ts";
+import { toWireErrorPayload, type NodeStatus, type PriorityClass } from "../../../schema/wire/v2/index.ts";
 import { chooseNode } from "../fleet/choose-node.ts";
 import type { HopPlacement } from "../fleet/fleet-view.ts";
 
@@ -27,18 +20,10 @@ const FAILOVER_CODES = new Set([
   "deadline_exceeded",
 ]);
 
-/** What the hop's request may carry for the node placement chose. */
-export interface HopTargetNode {
-  /**
-   * The node reads `tenantId` (its heartbeat lists {@link TENANT_QUEUE_FEATURE}); answer requests are strict, so a
-   * node of an earlier build (or the queue group, node unknown) gets the hop without it, in its shared queue.
-   */
-  queuesByTenant: boolean;
-}
-
 export interface PlaceHopQuestion {
   placement: HopPlacement;
-  hop: Hop;
+  /** The request's priority class: summaries keep KV slots apart from the views' (see PlacementLedger). */
+  hop: PriorityClass;
   adapter: string;
   conversationId: string;
   lastNodeId?: string | undefined;
@@ -56,7 +41,8 @@ export interface PlaceHopQuestion {
  */
 export async function placeHop<T>(
   q: PlaceHopQuestion,
-  call: (subject: string, attempt: number, target: HopTargetNode) => Promise<T>,
+  /** Sends the request to `nodeId` (undefined: the queue group, any node); the transport builds the subject. */
+  call: (nodeId: string | undefined, attempt: number) => Promise<T>,
   /**
    * What the node holds of the pair once the hop answered, in estimatePromptTokens units: its prompt and the text
    * it generated. Absent: the prompt alone.
@@ -91,15 +77,9 @@ export async function placeHop<T>(
           adapter: q.adapter,
           promptTokens: q.promptTokens ?? 0,
         });
-    const subject = choice.nodeId
-      ? buildNodeHopSubject(choice.nodeId, q.hop, q.placement.subjectPrefix)
-      : buildHopSubject(q.hop, q.placement.subjectPrefix);
     let held: number | undefined;
     try {
-      const node = nodes.find((n) => n.nodeId === choice.nodeId);
-      const value = await call(subject, attempt, {
-        queuesByTenant: node?.features.includes(TENANT_QUEUE_FEATURE) ?? false,
-      });
+      const value = await call(choice.nodeId, attempt);
       held = heldTokens?.(value);
       const spill = choice.spilledFrom ? { spilledFrom: choice.spilledFrom } : {};
       return { value, placement: { reason: choice.reason, ...spill, attempts } };

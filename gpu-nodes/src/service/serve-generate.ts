@@ -1,34 +1,27 @@
 import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
 import { trace, type Tracer } from "@opentelemetry/api";
 import {
-  HOPS,
   NODE_QUEUE_GROUP,
   STREAM_KEEPALIVE_MS,
   WIRE_VERSION,
-  answerRequestSchema,
   buildCancelSubject,
-  buildHopSubject,
-  buildNodeHopSubject,
+  buildGenerateSubject,
+  buildNodeGenerateSubject,
   cancelRequestSchema,
   decodeWireMessage,
   encodeWireMessage,
+  generateRequestSchema,
+  isLatencyClass,
+  parseAdapterName,
   readRequestId,
-  routeRequestSchema,
-  summaryRequestSchema,
   toWireErrorPayload,
-  type Hop,
+  type PriorityClass,
   type Usage,
 } from "../../../schema/wire/v2/index.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { Admission } from "./admission.ts";
 import type { InFlightRequests } from "./in-flight-requests.ts";
-import {
-  serveAnswerHop,
-  serveRouteHop,
-  serveSummaryHop,
-  type HopContext,
-  type StreamPartBody,
-} from "./hop-handlers.ts";
+import { serveGenerate, type GenerateContext, type StreamPartBody } from "./generate-handler.ts";
 import { NODE_TRACER_NAME, startHopTrace } from "./hop-trace.ts";
 import type { NodeMetrics } from "./node-metrics.ts";
 import type { NodeLoadMeter } from "./node-load.ts";
@@ -58,16 +51,18 @@ export interface ServeHopsOptions {
 }
 
 export interface HopServer {
-  /** Stops taking hops, lets running ones finish for up to `graceMs`, then cancels the rest. */
+  /** Stops taking requests, lets running ones finish for up to `graceMs`, then cancels the rest. */
   stop(graceMs: number): Promise<void>;
 }
 
 const END_OF_STREAM = new Uint8Array(0);
 
 /**
- * Serves the three hops on two subjects each: the shared queue-group subject (cold path: any node) and this
- * node's own subject (affinity path: the edge knows our KV is warm). Every reply is validated wire data; a bad
- * request gets a typed error reply on the same request and the node keeps serving.
+ * Serves `generate` on two subjects: the shared queue-group subject (cold path: any node) and this node's own
+ * subject (affinity path: the edge knows our KV is warm). Every reply is validated wire data; a bad request gets a
+ * typed error reply on the same request and the node keeps serving. Subjects carry the wire version, so requests of
+ * another version never arrive here; one that does (sent to a v2 subject by hand) is refused as
+ * `unsupported_version`, never misread.
  */
 export function serveHops(options: ServeHopsOptions): HopServer {
   const { nc, nodeId, logger, inFlight } = options;
@@ -79,24 +74,17 @@ export function serveHops(options: ServeHopsOptions): HopServer {
     void work.finally(() => running.delete(work));
   };
 
-  for (const hop of HOPS) {
-    const handler = (error: Error | null, msg: Msg): void => {
-      if (error) {
-        logger.error({ err: error, hop }, "subscription error");
-        return;
-      }
-      track(handleHop(hop, msg, options));
-    };
-    subscriptions.push(
-      nc.subscribe(buildHopSubject(hop, options.subjectPrefix), {
-        queue: NODE_QUEUE_GROUP,
-        callback: handler,
-      }),
-    );
-    subscriptions.push(
-      nc.subscribe(buildNodeHopSubject(nodeId, hop, options.subjectPrefix), { callback: handler }),
-    );
-  }
+  const handler = (error: Error | null, msg: Msg): void => {
+    if (error) {
+      logger.error({ err: error }, "subscription error");
+      return;
+    }
+    track(handleGenerate(msg, options));
+  };
+  subscriptions.push(
+    nc.subscribe(buildGenerateSubject(options.subjectPrefix), { queue: NODE_QUEUE_GROUP, callback: handler }),
+    nc.subscribe(buildNodeGenerateSubject(nodeId, options.subjectPrefix), { callback: handler }),
+  );
   subscriptions.push(
     nc.subscribe(buildCancelSubject(options.subjectPrefix), {
       callback: (error, msg) => {
@@ -124,16 +112,22 @@ export function serveHops(options: ServeHopsOptions): HopServer {
   };
 }
 
-async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise<void> {
+/** Whether a raw request asks for a streamed reply, read before validation so even its error goes out as a part. */
+function wantsStream(data: Uint8Array): boolean {
+  try {
+    const value = JSON.parse(new TextDecoder().decode(data)) as { return?: { stream?: unknown } };
+    return value.return?.stream === true;
+  } catch {
+    return false;
+  }
+}
+
+async function handleGenerate(msg: Msg, options: ServeHopsOptions): Promise<void> {
   const { admission, inFlight, logger, nodeId, now } = options;
   const receivedAt = now();
-  const hopTrace = startHopTrace(
-    options.tracer ?? trace.getTracer(NODE_TRACER_NAME),
-    hop,
-    msg.headers,
-    nodeId,
-  );
-  const stream = hop === "answer" ? createStreamWriter(msg) : undefined;
+  let hop: PriorityClass | "unknown" = "unknown";
+  const hopTrace = startHopTrace(options.tracer ?? trace.getTracer(NODE_TRACER_NAME), msg.headers, nodeId);
+  const stream = wantsStream(msg.data) ? createStreamWriter(msg) : undefined;
   let adapter = "unknown";
   let outcome = "ok";
   let usage: Usage | undefined;
@@ -162,26 +156,22 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
   let finish: (() => void) | undefined;
   let requestId: string | undefined = readRequestId(msg.data);
   try {
-    const request =
-      hop === "route"
-        ? decodeWireMessage(routeRequestSchema, msg.data, "request")
-        : hop === "answer"
-          ? decodeWireMessage(answerRequestSchema, msg.data, "request")
-          : decodeWireMessage(summaryRequestSchema, msg.data, "request");
+    const request = decodeWireMessage(generateRequestSchema, msg.data, "request");
     requestId = request.requestId;
-    adapter = request.adapter;
-    hopTrace.span.setAttributes({ "molmesh.hop_id": request.requestId, "molmesh.adapter": adapter });
-    // Registered before it queues, so the hop's deadline and a cancel from the edge also end its wait.
+    hop = request.priority;
+    adapter = parseAdapterName(request.adapter).label;
+    hopTrace.setRequest(hop, request.requestId, request.adapter);
+    // Registered before it queues, so the request's deadline and a cancel from the edge also end its wait.
     const running = inFlight.start(request.requestId, request.timeoutMs);
     finish = running.finish;
     release = await admission.enter({
       tenantId: request.tenantId,
-      lane: hop === "summary" ? "summary" : "turn",
+      lane: isLatencyClass(request.priority) ? "turn" : "summary",
       signal: running.signal,
     });
     const admittedAt = now();
     sharing = admission.inFlight;
-    const ctx: HopContext = {
+    const ctx: GenerateContext = {
       engine: options.engine,
       nodeId,
       now,
@@ -189,25 +179,24 @@ async function handleHop(hop: Hop, msg: Msg, options: ServeHopsOptions): Promise
       receivedAt,
       admissionMs: admittedAt - receivedAt,
     };
-    if (request.type === "answer" && stream) {
-      await serveAnswerHop(request, ctx, (part) => {
-        if (part.type === "finish") {
-          usage = part.usage;
-          prefillMs = part.timings.prefillMs;
-        }
-        stream.emit(part);
-      });
+    // Unstreamed, the parts are dropped: the outcome goes out whole in the `result` message.
+    const served = await serveGenerate(request, ctx, stream ? stream.emit : () => undefined);
+    usage = served.usage;
+    prefillMs = served.timings.prefillMs;
+    if (stream) {
+      const { adapter: _adapter, revision: _revision, ...outcomeFields } = served;
+      stream.emit({ type: "finish", ...outcomeFields });
       stream.end();
-    } else if (request.type === "route") {
-      const result = await serveRouteHop(request, ctx);
-      usage = result.usage;
-      prefillMs = result.timings.prefillMs;
-      msg.respond(encodeWireMessage(result));
-    } else if (request.type === "summary") {
-      const result = await serveSummaryHop(request, ctx);
-      usage = result.usage;
-      prefillMs = result.timings.prefillMs;
-      msg.respond(encodeWireMessage(result));
+    } else {
+      msg.respond(
+        encodeWireMessage({
+          version: WIRE_VERSION,
+          type: "result",
+          requestId: request.requestId,
+          nodeId,
+          ...served,
+        }),
+      );
     }
   } catch (error) {
     replyError(error, requestId);

@@ -1,14 +1,19 @@
 import type { TimelineEvent } from "../db/timeline-event.ts";
-import { replayTurnParts } from "./replay-turn-parts.ts";
+import { replayTurnParts } from "../conversation/replay-turn-parts.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { PartBroadcast } from "../lib/part-broadcast.ts";
 import { TurnQueue } from "../lib/turn-queue.ts";
-import { buildTurnRecord } from "./build-turn-record.ts";
-import { ConversationTimeline, hasToolCall } from "./conversation-timeline.ts";
-import type { StartTurnRequest, StartTurnResult, StoredTurn, TurnRefusal } from "./conversation-rpc.ts";
-import type { ConversationStore } from "./conversation-store.ts";
-import { SummarySchedule } from "./summary-schedule.ts";
-import { readItem, readLatestTurnId, readStoredTurn, readTombstones } from "./stored-turns.ts";
+import { buildTurnRecord } from "../conversation/build-turn-record.ts";
+import { ConversationTimeline, hasToolCall } from "../conversation/conversation-timeline.ts";
+import type {
+  StartTurnRequest,
+  StartTurnResult,
+  StoredTurn,
+  TurnRefusal,
+} from "../conversation/conversation-rpc.ts";
+import type { ConversationStore } from "../conversation/conversation-store.ts";
+import { SummarySchedule } from "../conversation/summary-schedule.ts";
+import { readItem, readLatestTurnId, readStoredTurn, readTombstones } from "../conversation/stored-turns.ts";
 import {
   CANCELLED_BY_DISCONNECT,
   CANCELLED_BY_REQUEST,
@@ -18,7 +23,7 @@ import {
   type TurnLoopDeps,
   type TurnOutbox,
 } from "./turn-loop.ts";
-import type { TurnStreamPart } from "./turn-record.ts";
+import type { TurnStreamPart } from "../conversation/turn-record.ts";
 import { StageClock } from "../lib/stage-timings.ts";
 
 /** Finished turns whose parts stay in memory for stream resume, besides the running one. */
@@ -32,6 +37,8 @@ export class ConversationTurns {
   readonly #deps: TurnLoopDeps & { store: ConversationStore; outbox: TurnOutbox };
   readonly #queue = new TurnQueue();
   readonly #summaries = new SummarySchedule();
+  /** Turns whose loop has not returned: past the queue, their background steps and charging may still run. */
+  readonly #finishing = new Set<Promise<void>>();
   readonly #cancels = new Map<string, AbortController>();
   /** Settles when the turn's answer is decided (its client stream has ended); summary and charge may follow. */
   readonly #answered = new Map<string, Promise<void>>();
@@ -129,7 +136,7 @@ export class ConversationTurns {
               const timeline = stages.timeSync("viewsLoad", () =>
                 this.#timelineFor(deps.harness, harnessHash),
               );
-              await runTurnLoop(deps, {
+              const loop = runTurnLoop(deps, {
                 ...request,
                 tenantId: meta.tenantId,
                 conversationId: meta.id,
@@ -144,6 +151,8 @@ export class ConversationTurns {
                 release,
                 stages,
               });
+              this.#finishing.add(loop);
+              await loop.finally(() => this.#finishing.delete(loop));
             } finally {
               this.#cancels.delete(id);
               this.#pending.delete(id);
@@ -213,10 +222,14 @@ export class ConversationTurns {
     return { ok: true, stream: streamParts(replayTurnParts(stored.turn)) };
   }
 
-  /** Runs `task` once the running and queued turns and their summaries are done (so no event lands after a delete). */
+  /**
+   * Runs `task` once the running and queued turns are done, background steps (the summary) and charging included,
+   * so no event lands after a delete.
+   */
   afterTurns<T>(task: () => Promise<T>): Promise<T> {
     return this.#queue.run(async () => {
       await this.#summaries.idle();
+      while (this.#finishing.size > 0) await Promise.allSettled([...this.#finishing]);
       return task();
     });
   }

@@ -1,46 +1,51 @@
 import type { Msg, NatsConnection, QueuedIterator } from "@nats-io/nats-core";
+import { z } from "zod";
 import {
   DeadlineExceededError,
   ProtocolError,
-  answerRequestSchema,
-  buildHopSubject,
   decodeWireMessage,
   encodeWireMessage,
+  errorReplySchema,
+  generateRequestSchema,
   rebuildWireError,
   streamPartSchema,
-  type AnswerRequestInput,
+  type GenerateRequestInput,
   type StreamPart,
 } from "../../../schema/wire/v2/index.ts";
 import {
   DEFAULT_REPLY_GRACE_MS,
+  generateSubject,
   hopOutcome,
   mapNatsError,
-  startHopSpan,
   publishCancel,
+  startHopSpan,
   watchHopAbort,
   type HopCallOptions,
 } from "./hop-transport.ts";
 
-export type AnswerStreamPart = Exclude<StreamPart, { type: "error" } | { type: "keepalive" }>;
+export type GenerateStreamPart = Exclude<StreamPart, { type: "error" } | { type: "keepalive" }>;
+
+/** A stream's first message: a part, or the error reply of a request the node could not read. */
+const firstMessageSchema = z.union([streamPartSchema, errorReplySchema]);
 
 /**
- * Streams the answer hop: yields `start`, `text-delta`s and ends after `finish`; `keepalive` parts only reset
- * the stall timeout (`stallTimeoutMs` can be a few keepalive intervals). A node's `error` part is
- * rethrown as its typed error; a lost part (gap in `seq`), a stream that ends without `finish` and an abort
- * each end the stream with a typed error too, so a caller never mistakes a partial answer for a whole one.
+ * Streams a generate request (`return.stream` forced on): yields `start`, the deltas and ends after `finish`;
+ * `keepalive` parts only reset the stall timeout (`stallTimeoutMs` can be a few keepalive intervals). A node's
+ * `error` part is rethrown as its typed error; a lost part (gap in `seq`), a stream that ends without `finish` and an
+ * abort each end the stream with a typed error too, so a caller never mistakes a partial output for a whole one.
  */
-export async function* streamAnswer(
+export async function* streamGenerate(
   nc: NatsConnection,
-  input: AnswerRequestInput,
+  input: GenerateRequestInput,
   options: HopCallOptions = {},
-): AsyncGenerator<AnswerStreamPart, void, undefined> {
-  const request = answerRequestSchema.parse(input);
-  const subject = options.subject ?? buildHopSubject("answer", options.subjectPrefix);
+): AsyncGenerator<GenerateStreamPart, void, undefined> {
+  const request = generateRequestSchema.parse({ ...input, return: { ...input.return, stream: true } });
+  const subject = generateSubject(options);
   const { signal } = options;
   signal?.throwIfAborted();
 
-  const abort = watchHopAbort(nc, "answer", request.requestId, signal, options.subjectPrefix);
-  const { span, headers } = startHopSpan("answer", request.requestId, subject, options.trace);
+  const abort = watchHopAbort(nc, request.priority, request.requestId, signal, options.subjectPrefix);
+  const { span, headers } = startHopSpan(request.priority, request.requestId, subject, options.trace);
   let outcome = "cancelled";
 
   let replies: AsyncIterable<Msg> | undefined;
@@ -68,14 +73,21 @@ export async function* streamAnswer(
         throw mapNatsError(error, subject);
       });
       if (next.done) {
-        throw new DeadlineExceededError(
-          `answer stream on ${subject} gave no finish within ${request.timeoutMs} ms`,
-        );
+        throw new DeadlineExceededError(`stream on ${subject} gave no finish within ${request.timeoutMs} ms`);
       }
-      if (next.value.data.length === 0) throw new ProtocolError("answer stream ended without a finish part");
-      const part = decodeWireMessage(streamPartSchema, next.value.data, "reply");
+      if (next.value.data.length === 0) throw new ProtocolError("stream ended without a finish part");
+      const part = decodeWireMessage(
+        expectedSeq === 0 ? firstMessageSchema : streamPartSchema,
+        next.value.data,
+        "reply",
+      );
+      if (!("seq" in part)) {
+        // A request the node could not read (not even its `return.stream`) gets the unstreamed error reply.
+        ended = true;
+        throw rebuildWireError(part.error);
+      }
       if (part.seq !== expectedSeq) {
-        throw new ProtocolError(`answer stream lost parts: expected seq ${expectedSeq}, got ${part.seq}`);
+        throw new ProtocolError(`stream lost parts: expected seq ${expectedSeq}, got ${part.seq}`);
       }
       if (part.type === "error") {
         ended = true;
