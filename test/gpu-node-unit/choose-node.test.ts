@@ -45,6 +45,57 @@ function node(
 }
 
 describe("chooseNode", () => {
+  it("places only on nodes that speak this edge's wire version, whatever else they hold", () => {
+    const old = { ...node("a", { warm: ["c1"] }), version: "molmesh.v1" };
+    const both = { ...node("b"), version: "molmesh.v1", wireVersions: ["molmesh.v1", WIRE_VERSION] };
+    expect(chooseNode({ nodes: [old], adapter: "chat", conversationId: "c1" })).toEqual({
+      reason: "queue-group",
+    });
+    expect(chooseNode({ nodes: [old, both], adapter: "chat", conversationId: "c1" })).toEqual({
+      nodeId: "b",
+      reason: "least-loaded",
+    });
+  });
+
+  it("serves a versioned adapter name only where that revision is held, and a bare label anywhere", () => {
+    const revA = {
+      ...node("a"),
+      adapters: [
+        {
+          id: "chat",
+          revision: "sha256:aaaaaaaaaaaaaaaa",
+          lora: true,
+          totalSlots: 4,
+          freeSlots: 4,
+          warmConversations: [],
+        },
+      ],
+    };
+    const revB = {
+      ...node("b"),
+      adapters: [
+        {
+          id: "chat",
+          revision: "sha256:bbbbbbbbbbbbbbbb",
+          lora: true,
+          totalSlots: 4,
+          freeSlots: 4,
+          warmConversations: [],
+        },
+      ],
+    };
+    expect(
+      chooseNode({ nodes: [revA, revB], adapter: "chat@bbbbbbbbbbbb", conversationId: "c1" }).nodeId,
+    ).toBe("b");
+    expect(chooseNode({ nodes: [revA, revB], adapter: "chat@aaaaaaaa", conversationId: "c1" }).nodeId).toBe(
+      "a",
+    );
+    expect(chooseNode({ nodes: [revA], adapter: "chat@cccccccccccc", conversationId: "c1" })).toEqual({
+      reason: "queue-group",
+    });
+    expect(chooseNode({ nodes: [revA, revB], adapter: "chat", conversationId: "c1" }).nodeId).toBeDefined();
+  });
+
   it("passes over nodes that lack a feature the hop needs, even a warm one", () => {
     const tools = { ...node("b"), features: ["output:tools", "output:tools-auto"] };
     const choice = chooseNode({

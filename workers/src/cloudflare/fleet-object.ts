@@ -45,7 +45,7 @@ export class FleetObject extends DurableObject<Env> {
       const entry = await kv.get(key);
       if (entry?.operation !== "PUT") continue;
       try {
-        nodes.push(decodeWireMessage(nodeStatusSchema, entry.value, "reply"));
+        nodes.push(decodeWireMessage(nodeStatusSchema, entry.value, "reply", { anyVersion: true }));
       } catch {
         // A node on another wire version is not part of this edge's fleet.
       }

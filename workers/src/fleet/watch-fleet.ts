@@ -22,7 +22,10 @@ export async function watchFleet(nc: NatsConnection, fleet: FleetView): Promise<
       const nodeId = entry.key.slice("node.".length);
       if (entry.operation === "PUT") {
         try {
-          fleet.update(decodeWireMessage(nodeStatusSchema, entry.value, "reply"), entry.revision);
+          fleet.update(
+            decodeWireMessage(nodeStatusSchema, entry.value, "reply", { anyVersion: true }),
+            entry.revision,
+          );
         } catch {
           // A node on another wire version is not part of this edge's fleet.
         }
