@@ -1,8 +1,6 @@
 import type { HopFacts } from "../db/timeline-event.ts";
-import { WIRE_VERSION } from "../../../schema/wire/v2/index.ts";
-import { estimatePromptTokens } from "../fleet/placement-ledger.ts";
 import type { GenerateDeps, GenerateTarget } from "./generate-deps.ts";
-import { placeHop } from "./place-generate.ts";
+import { generateOnce } from "./generate-once.ts";
 
 export interface ChoiceQuestion extends GenerateTarget {
   /** What the request is for: its id's middle part and its priority class (`route`). */
@@ -31,54 +29,18 @@ export interface ChoiceAnswer {
  * others), with every choice's probability where the engine scores them. Rejects with a typed MolWireError.
  */
 export async function generateChoice(deps: GenerateDeps, q: ChoiceQuestion): Promise<ChoiceAnswer> {
-  const started = deps.now();
-  const { value: result, placement } = await placeHop(
-    {
-      placement: deps.placement,
-      hop: q.purpose,
-      adapter: q.adapter,
-      conversationId: q.placementKey ?? q.slotKey,
-      lastNodeId: q.lastNodeId,
-      promptTokens: estimatePromptTokens(q.prompt),
-      canRetry: () => true,
+  const { result, facts } = await generateOnce(deps, q, {
+    constraint: {
+      type: "choice",
+      choices: [...q.choices],
+      reasoningMaxTokens: q.reasoningMaxTokens,
+      ...(q.afterChoice === undefined ? {} : { afterChoice: q.afterChoice }),
     },
-    (nodeId, attempt) =>
-      deps.client.generate(
-        {
-          version: WIRE_VERSION,
-          type: "generate",
-          requestId: `${q.turnId}.${q.purpose}.${attempt}`,
-          turnId: q.turnId,
-          ...(q.tenantId === undefined ? {} : { tenantId: q.tenantId }),
-          adapter: q.adapter,
-          prompt: q.prompt,
-          slotKey: q.slotKey,
-          priority: q.purpose,
-          constraint: {
-            type: "choice",
-            choices: [...q.choices],
-            reasoningMaxTokens: q.reasoningMaxTokens,
-            ...(q.afterChoice === undefined ? {} : { afterChoice: q.afterChoice }),
-          },
-          sampling: { maxTokens: q.maxTokens, temperature: 0, topP: 1, topK: 1 },
-          return: { choiceProbabilities: true },
-          timeoutMs: q.timeoutMs,
-        },
-        { nodeId },
-      ),
-  );
+    sampling: { maxTokens: q.maxTokens, temperature: 0, topP: 1, topK: 1 },
+    return: { choiceProbabilities: true },
+    timeoutMs: q.timeoutMs,
+  });
   const value = result.choice?.value ?? result.text.trim();
   const confidence = result.choice?.probabilities?.[value];
-  return {
-    value,
-    ...(confidence === undefined ? {} : { confidence }),
-    text: result.text,
-    facts: {
-      nodeId: result.nodeId,
-      usage: result.usage,
-      nodeTimings: result.timings,
-      edgeTimings: { totalMs: deps.now() - started },
-      placement,
-    },
-  };
+  return { value, ...(confidence === undefined ? {} : { confidence }), text: result.text, facts };
 }
