@@ -1,8 +1,9 @@
 import { z, type OpenAPIHono, type OpenAPIHonoOptions } from "@hono/zod-openapi";
 import { API_ERROR_TYPES } from "../api/errors/api-error.ts";
 import { createValidationError } from "../api/errors/request-errors.ts";
+import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./app-deps.ts";
-import { MAX_BODY_BYTES } from "./read-json-body.ts";
+import { MAX_BODY_BYTES, checkJsonBody } from "./read-json-body.ts";
 
 // What every route declares in the OpenAPI document besides its own schemas: the error envelope, the statuses
 // the shared middleware answers with, the security schemes. The routes are `createRoute` + `app.openapi`, so the
@@ -81,9 +82,23 @@ export function jsonResponse(description: string) {
   return { description, content: { "application/json": { schema: formattedObjectSchema } } };
 }
 
-/** A JSON request body validated with `schema` (after `readJsonBodyFirst` has checked size, type and syntax). */
-export function jsonRequestBody<S extends z.ZodType>(schema: S, required = true) {
-  return { body: { content: { "application/json": { schema } }, required } };
+/**
+ * A route's JSON body, spread into its `createRoute`: `schema` validates it (and documents it) once
+ * `checkJsonBody` has checked media type, size and syntax; `request` holds the route's other parameters.
+ * `optional`: no body at all reads as `{}`.
+ */
+export function jsonBody<S extends z.ZodType, R extends object = object>(
+  schema: S,
+  request: R = {} as R,
+  options: { optional?: boolean } = {},
+) {
+  return {
+    middleware: [checkJsonBody(options)] as [MiddlewareHandler<AppEnv>],
+    request: {
+      ...request,
+      body: { content: { "application/json": { schema } }, required: options.optional !== true },
+    },
+  };
 }
 
 export const TENANT_SECURITY = [{ bearer: [] }];

@@ -16,14 +16,13 @@ import {
 import { formatTenantLimits } from "../../api/format/format-tenant.ts";
 import { createTenantAdmin, type TenantAdmin } from "../../tenancy/create-tenant-admin.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { checkJsonBody } from "../read-json-body.ts";
 import { requireAdminToken } from "../access-guards.ts";
 import {
   ADMIN_SECURITY,
   JSON_BODY_ERRORS,
   errorResponse,
   errorResponses,
-  jsonRequestBody,
+  jsonBody,
   jsonResponse,
 } from "../route-contract.ts";
 
@@ -45,8 +44,7 @@ const routes = {
     method: "post",
     path: "/v1/admin/tenants",
     security,
-    middleware: [checkJsonBody()] as const,
-    request: jsonRequestBody(createTenantBodySchema),
+    ...jsonBody(createTenantBodySchema),
     responses: { 200: jsonResponse("The tenant"), ...errorResponses(...JSON_BODY_ERRORS), ...ADMIN_ERRORS },
   }),
   listTenants: createRoute({
@@ -78,16 +76,14 @@ const routes = {
     method: "put",
     path: "/v1/admin/tenants/{id}/limits",
     security,
-    middleware: [checkJsonBody()] as const,
-    request: { params: tenantIdParamsSchema, ...jsonRequestBody(tenantLimitsBodySchema) },
+    ...jsonBody(tenantLimitsBodySchema, { params: tenantIdParamsSchema }),
     responses: { 200: jsonResponse("The tenant's limits in force; audited"), ...write },
   }),
   createKey: createRoute({
     method: "post",
     path: "/v1/admin/tenants/{id}/keys",
     security,
-    middleware: [checkJsonBody()] as const,
-    request: { params: tenantIdParamsSchema, ...jsonRequestBody(createApiKeyBodySchema) },
+    ...jsonBody(createApiKeyBodySchema, { params: tenantIdParamsSchema }),
     responses: { 200: jsonResponse("The key; `key` holds the secret, shown this once"), ...write },
   }),
   listKeys: createRoute({
@@ -101,8 +97,7 @@ const routes = {
     method: "post",
     path: "/v1/admin/tenants/{id}/keys/{key_id}/rotate",
     security,
-    middleware: [checkJsonBody({ optional: true })] as const,
-    request: { params: apiKeyIdParamsSchema, ...jsonRequestBody(rotateApiKeyBodySchema, false) },
+    ...jsonBody(rotateApiKeyBodySchema, { params: apiKeyIdParamsSchema }, { optional: true }),
     responses: {
       200: jsonResponse(
         "The successor key (secret shown this once); the old one is refused after `grace_seconds`",

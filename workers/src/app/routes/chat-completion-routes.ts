@@ -13,7 +13,6 @@ import { resolveModel } from "../../api/schemas/resolve-model.ts";
 import { createChatCompletionEventStream } from "../../api/sse/create-chat-completion-event-stream.ts";
 import type { StatelessTurnRequest } from "../../conversation/conversation-rpc.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { checkJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream } from "../serve-turn.ts";
 import { admitTurn } from "../admit-turn.ts";
@@ -25,15 +24,14 @@ import {
   errorResponse,
   errorResponses,
   jsonOrEventStreamResponse,
-  jsonRequestBody,
+  jsonBody,
 } from "../route-contract.ts";
 
 const chatCompletionRoute = createRoute({
   method: "post",
   path: "/v1/chat/completions",
   security: TENANT_SECURITY,
-  middleware: [checkJsonBody()] as const,
-  request: jsonRequestBody(createChatCompletionBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES })),
+  ...jsonBody(createChatCompletionBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES })),
   responses: {
     200: jsonOrEventStreamResponse(
       "A chat completion, or its chunks as server-sent events with `stream: true`",

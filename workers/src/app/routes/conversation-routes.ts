@@ -1,4 +1,4 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatConversation } from "../../api/format/format-conversation.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
@@ -11,29 +11,23 @@ import {
   readItemText,
   updateConversationBodySchema,
 } from "../../api/schemas/conversation-schemas.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
 
 import type { AppEnv } from "../app-deps.ts";
-import { checkJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import {
   JSON_BODY_ERRORS,
   TENANT_SECURITY,
   errorResponse,
   errorResponses,
-  jsonRequestBody,
+  jsonBody,
   jsonResponse,
 } from "../route-contract.ts";
 import { requireConversation } from "./require-conversation.ts";
 
-const itemParams = conversationIdParamsSchema.extend({
-  item_id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ param: { name: "item_id", in: "path" }, example: "msg_0123a" }),
-});
+const itemParams = conversationIdParamsSchema.extend({ item_id: pathIdSchema("item_id", "msg_0123a") });
 
 const security = TENANT_SECURITY;
 const notFound = { 404: errorResponse("Unknown, deleted or another tenant's conversation") };
@@ -46,8 +40,7 @@ const routes = {
     method: "post",
     path: "/v1/conversations",
     security,
-    middleware: [checkJsonBody()] as const,
-    request: jsonRequestBody(createConversationBodySchema),
+    ...jsonBody(createConversationBodySchema),
     responses: {
       200: jsonResponse("The conversation"),
       ...errorResponses(...JSON_BODY_ERRORS, 401, 403, 429),
@@ -75,21 +68,16 @@ const routes = {
     method: "post",
     path: "/v1/conversations/{id}",
     security,
-    middleware: [checkJsonBody()] as const,
-    request: { params: conversationIdParamsSchema, ...jsonRequestBody(updateConversationBodySchema) },
+    ...jsonBody(updateConversationBodySchema, { params: conversationIdParamsSchema }),
     responses: { 200: jsonResponse("The conversation with its new metadata"), ...write },
   }),
   addItems: createRoute({
     method: "post",
     path: "/v1/conversations/{id}/items",
     security,
-    middleware: [checkJsonBody()] as const,
-    request: {
+    ...jsonBody(createItemsBodySchema({ maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) }), {
       params: conversationIdParamsSchema,
-      ...jsonRequestBody(
-        createItemsBodySchema({ maxMessageBytes: readMaxUserMessageBytes(DEFAULT_HARNESS) }),
-      ),
-    },
+    }),
     responses: { 200: jsonResponse("The added items; they open the next turn's views"), ...write },
   }),
   retrieveItem: createRoute({

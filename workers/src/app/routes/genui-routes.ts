@@ -11,6 +11,7 @@ import { checkRenderToken, type GenuiComponent } from "../../genui/genui-compone
 import { storeValidComponent } from "../../genui/store-component.ts";
 import { renderFrameDocument, renderHostPage } from "../../genui/render-pages.ts";
 import { validateComponent, type GenuiValidationReport } from "../../genui/validate-component.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { requireScope } from "../access-guards.ts";
 import { renderPlaygroundPage } from "../playground-page.ts";
 import type { AppEnv } from "../app-deps.ts";
@@ -107,14 +108,10 @@ const routes = {
     method: "get",
     path: "/v1/genui/components/{id}",
     security: TENANT_SECURITY,
-    request: {
-      params: z.object({
-        id: z.string().openapi({ param: { name: "id", in: "path" }, example: "gc_0123" }),
-      }),
-    },
+    request: { params: z.object({ id: pathIdSchema("id", "gc_0123") }) },
     responses: {
       200: jsonResponse("The component and its validation report"),
-      ...errorResponses(401),
+      ...errorResponses(400, 401),
       ...scope,
       404: errorResponse("Unknown component of this tenant"),
     },

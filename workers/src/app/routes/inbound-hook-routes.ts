@@ -3,6 +3,7 @@ import { ApiError } from "../../api/errors/api-error.ts";
 import { createInvalidJsonError, createNotFoundError } from "../../api/errors/request-errors.ts";
 import { sha256Hex } from "../../../../schema/harness/content-hash.ts";
 import { MAX_INBOUND_BODY_BYTES, readInboundHook } from "../../webhooks/read-inbound-hook.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { admitTurn } from "../admit-turn.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readLimitedBody } from "../read-json-body.ts";
@@ -15,9 +16,7 @@ const inboundHookRoute = createRoute({
   method: "post",
   path: "/v1/hooks/{endpoint_id}",
   request: {
-    params: z.object({
-      endpoint_id: z.string().openapi({ param: { name: "endpoint_id", in: "path" }, example: "we_0123" }),
-    }),
+    params: z.object({ endpoint_id: pathIdSchema("endpoint_id", "we_0123") }),
     // A plain JSON Schema, not zod: the handler verifies the signature over the raw bytes, so no validator may
     // read (and re-encode) the body first.
     body: {

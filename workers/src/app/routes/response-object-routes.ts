@@ -6,6 +6,7 @@ import { formatContextItem, formatTurnInputItems } from "../../api/format/format
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatResponseObject } from "../../api/format/format-response-object.ts";
 import { pageQueryFields } from "../../api/schemas/page-query-fields.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { createResponsesEventStream } from "../../api/sse/create-responses-event-stream.ts";
 import type { ConversationHandle, StoredTurn } from "../../conversation/conversation-rpc.ts";
 import { buildContextItemId, parseResponseId } from "../../conversation/item-id.ts";
@@ -33,13 +34,7 @@ export const retrieveResponseQuerySchema = z
 
 export const inputItemsQuerySchema = z.object({ ...pageQueryFields }).openapi("ListInputItemsQuery");
 
-const responseIdParamsSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ param: { name: "id", in: "path" }, example: "resp_turn_0123" }),
-});
+const responseIdParamsSchema = z.object({ id: pathIdSchema("id", "resp_turn_0123") });
 
 const security = TENANT_SECURITY;
 const notFound = {

@@ -29,7 +29,6 @@ import type { RateLimitHeaders } from "../../limits/tenant-limits.ts";
 import { readPartStream } from "../../lib/create-part-stream.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { hashRequestBody, idempotencyKeyHeadersSchema } from "../read-idempotency-key.ts";
-import { checkJsonBody } from "../read-json-body.ts";
 import { readUsageAttribution } from "../read-usage-attribution.ts";
 import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../serve-turn.ts";
@@ -44,18 +43,16 @@ import {
   errorResponse,
   errorResponses,
   jsonOrEventStreamResponse,
-  jsonRequestBody,
+  jsonBody,
 } from "../route-contract.ts";
 
 const createResponseRoute = createRoute({
   method: "post",
   path: "/v1/responses",
   security: TENANT_SECURITY,
-  middleware: [checkJsonBody()] as const,
-  request: {
+  ...jsonBody(createResponseBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES }), {
     headers: idempotencyKeyHeadersSchema,
-    ...jsonRequestBody(createResponseBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES })),
-  },
+  }),
   responses: {
     200: jsonOrEventStreamResponse(
       "A Response (JSON; `queued` with `background: true`), or its typed server-sent events with `stream: true`; `mol` holds the turn's MoL facts",

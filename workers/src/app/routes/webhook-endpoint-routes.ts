@@ -6,6 +6,7 @@ import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatWebhookDelivery } from "../../api/format/format-webhook-delivery.ts";
 import { formatWebhookEndpoint } from "../../api/format/format-webhook-endpoint.ts";
 import { listItemsQuerySchema } from "../../api/schemas/conversation-schemas.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import {
   DEFAULT_SECRET_GRACE_SECONDS,
   createWebhookEndpointBodySchema,
@@ -17,31 +18,20 @@ import type { AuditAction } from "../../tenancy/tenant-store.ts";
 import { checkWebhookUrl } from "../../webhooks/check-webhook-url.ts";
 import { generateWebhookSecret } from "../../webhooks/webhook-signatures.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { checkJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import {
   JSON_BODY_ERRORS,
   TENANT_SECURITY,
   errorResponse,
   errorResponses,
-  jsonRequestBody,
+  jsonBody,
   jsonResponse,
 } from "../route-contract.ts";
 import { toInboundConfig } from "./to-inbound-config.ts";
 
-const endpointIdParamsSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ param: { name: "id", in: "path" }, example: "we_0123" }),
-});
+const endpointIdParamsSchema = z.object({ id: pathIdSchema("id", "we_0123") });
 const deliveryParamsSchema = endpointIdParamsSchema.extend({
-  message_id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ param: { name: "message_id", in: "path" }, example: "msg_0123" }),
+  message_id: pathIdSchema("message_id", "msg_0123"),
 });
 
 const security = TENANT_SECURITY;
@@ -59,8 +49,7 @@ const routes = {
     method: "post",
     path: "/v1/webhook_endpoints",
     security,
-    middleware: [checkJsonBody()] as const,
-    request: jsonRequestBody(createWebhookEndpointBodySchema),
+    ...jsonBody(createWebhookEndpointBodySchema),
     description: `Registers an outbound endpoint${urlRefused}.`,
     responses: {
       200: jsonResponse("The endpoint; `secret` (whsec_…) is shown this once"),
@@ -91,8 +80,7 @@ const routes = {
     method: "patch",
     path: "/v1/webhook_endpoints/{id}",
     security,
-    middleware: [checkJsonBody()] as const,
-    request: { params: endpointIdParamsSchema, ...jsonRequestBody(updateWebhookEndpointBodySchema) },
+    ...jsonBody(updateWebhookEndpointBodySchema, { params: endpointIdParamsSchema }),
     description: `Changes an endpoint; \`status: enabled\` re-enables one disabled after a 410${urlRefused}.`,
     responses: { 200: jsonResponse("The endpoint"), ...bodyWrite },
   }),
@@ -107,8 +95,7 @@ const routes = {
     method: "post",
     path: "/v1/webhook_endpoints/{id}/rotate_secret",
     security,
-    middleware: [checkJsonBody({ optional: true })] as const,
-    request: { params: endpointIdParamsSchema, ...jsonRequestBody(rotateWebhookSecretBodySchema, false) },
+    ...jsonBody(rotateWebhookSecretBodySchema, { params: endpointIdParamsSchema }, { optional: true }),
     responses: {
       200: jsonResponse("The new secret, shown this once; both are signed with during the grace"),
       ...bodyWrite,
