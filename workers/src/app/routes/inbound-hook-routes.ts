@@ -14,9 +14,9 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 const inboundHookRoute = createRoute({
   method: "post",
-  path: "/v1/hooks/{endpoint_id}",
+  path: "/v1/hooks/{id}",
   request: {
-    params: z.object({ endpoint_id: pathIdSchema("endpoint_id", "we_0123") }),
+    params: z.object({ id: pathIdSchema("id", "we_0123") }),
     // A plain JSON Schema, not zod: the handler verifies the signature over the raw bytes, so no validator may
     // read (and re-encode) the body first.
     body: {
@@ -50,7 +50,7 @@ const inboundHookRoute = createRoute({
 export function registerInboundHookRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(inboundHookRoute, async (c) => {
     const { deps } = c.var;
-    const endpointId = c.req.valid("param").endpoint_id;
+    const endpointId = c.req.valid("param").id;
     const bytes = await readLimitedBody(c.req.raw.body, MAX_INBOUND_BODY_BYTES);
     let body: string;
     try {
