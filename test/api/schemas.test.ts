@@ -202,7 +202,17 @@ describe("POST /v1/chat/completions body", () => {
     [{ messages: base.messages }, "model"],
     [{ ...base, messages: [] }, "messages"],
     [{ ...base, messages: [{ role: "assistant", content: "a" }] }, "messages[0].role"],
-    [{ ...base, messages: [{ role: "tool", content: "a" }] }, "messages[0].role"],
+    // OpenAI's shape: a tool message needs its tool_call_id, and it must name a call an assistant message made.
+    [{ ...base, messages: [{ role: "tool", content: "a" }] }, "messages[0].tool_call_id"],
+    [
+      { ...base, messages: [{ role: "tool", content: "a", tool_call_id: "call_1" }] },
+      "messages[0].tool_call_id",
+    ],
+    [{ ...base, messages: [{ role: "tool", tool_call_id: "call_1" }] }, "messages[0].content"],
+    [
+      { ...base, messages: [{ role: "user", content: "u", tool_call_id: "call_1" }] },
+      "messages[0].tool_call_id",
+    ],
     [{ ...base, messages: [{ role: "user", content: "" }] }, "messages[0].content"],
     [{ ...base, messages: [{ role: "user", content: null }] }, "messages[0].content"],
     [{ ...base, messages: [{ role: "user", content: "x".repeat(33) }] }, "messages[0].content"],

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFile, rm, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO_ROOT } from "./paths.ts";
@@ -8,24 +9,40 @@ import { REPO_ROOT } from "./paths.ts";
 const run = promisify(execFile);
 
 export const CLIENTS_REQUIREMENTS = join(REPO_ROOT, "test", "python", "requirements.txt");
-const VENV_DIR = join(REPO_ROOT, ".cache", "venv-clients");
-/** Holds the sha256 of the requirements the venv was built from: another hash means a rebuild. */
-const STAMP = join(VENV_DIR, "requirements.sha256");
+export const SCHEMATHESIS_REQUIREMENTS = join(REPO_ROOT, "test", "python", "schemathesis-requirements.txt");
 
 /**
  * The Python the real-client tests run: a venv under `.cache/venv-clients` with `test/python/requirements.txt`
- * installed from PyPI, rebuilt from scratch whenever that file changes (pins moved, a package added).
- * Returns the venv's python executable.
+ * installed from PyPI (see {@link ensurePythonVenv}). Returns the venv's python executable.
  */
 export async function ensureClientsVenv(): Promise<string> {
-  const python = join(VENV_DIR, "bin", "python");
+  return ensurePythonVenv(CLIENTS_REQUIREMENTS, join(REPO_ROOT, ".cache", "venv-clients"));
+}
+
+/**
+ * Schemathesis for the contract test: a venv outside the repository (`~/.cache/molmesh/venv-schemathesis`, kept
+ * across checkouts and worktrees) with `test/python/schemathesis-requirements.txt`. Returns its bin directory.
+ */
+export async function ensureSchemathesisVenv(): Promise<string> {
+  const venv = join(homedir(), ".cache", "molmesh", "venv-schemathesis");
+  const python = await ensurePythonVenv(SCHEMATHESIS_REQUIREMENTS, venv);
+  return join(python, "..");
+}
+
+/**
+ * A venv at `venvDir` with `requirements` installed from PyPI, rebuilt from scratch whenever that file changes
+ * (pins moved, a package added): the venv keeps the sha256 of the file it was built from. Returns its python.
+ */
+export async function ensurePythonVenv(requirements: string, venvDir: string): Promise<string> {
+  const python = join(venvDir, "bin", "python");
+  const stamp = join(venvDir, "requirements.sha256");
   const wanted = createHash("sha256")
-    .update(await readFile(CLIENTS_REQUIREMENTS))
+    .update(await readFile(requirements))
     .digest("hex");
-  const built = await readFile(STAMP, "utf8").catch(() => undefined);
+  const built = await readFile(stamp, "utf8").catch(() => undefined);
   if (built?.trim() === wanted) return python;
-  await rm(VENV_DIR, { recursive: true, force: true });
-  await runStep("python3", ["-m", "venv", VENV_DIR]);
+  await rm(venvDir, { recursive: true, force: true });
+  await runStep("python3", ["-m", "venv", venvDir]);
   await runStep(python, [
     "-m",
     "pip",
@@ -34,9 +51,9 @@ export async function ensureClientsVenv(): Promise<string> {
     "--no-input",
     "--quiet",
     "-r",
-    CLIENTS_REQUIREMENTS,
+    requirements,
   ]);
-  await writeFile(STAMP, `${wanted}\n`);
+  await writeFile(stamp, `${wanted}\n`);
   return python;
 }
 

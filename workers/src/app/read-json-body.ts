@@ -1,37 +1,47 @@
-import type { Context } from "hono";
-import type { z } from "zod";
+import type { MiddlewareHandler } from "hono";
 import {
-  createValidationError,
   createInvalidJsonError,
   createPayloadTooLargeError,
   createUnsupportedMediaTypeError,
 } from "../api/errors/request-errors.ts";
+import type { AppEnv } from "./app-deps.ts";
 
 /** Largest request body the API reads, in bytes; messages have their own, smaller limit. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
+/** `application/json` or `application/<something>+json`, parameters aside: what the route validators parse. */
+export function isJsonMediaType(contentType: string): boolean {
+  return /^application\/([\w.-]+\+)?json$/i.test(contentType.split(";")[0]?.trim() ?? "");
+}
+
 /**
- * Reads and validates a JSON body: media type, size (counted while reading, so a lying content-length does not
- * help), UTF-8, JSON, then the schema. Each failure is its own clear 4xx, and nothing has been stored yet.
+ * Route middleware, ahead of the route's body validator: media type (415), size (413, counted while reading, so
+ * a lying content-length does not help), UTF-8 and JSON syntax (400 `invalid_json`), each its own clear 4xx
+ * before anything is stored. It reads a copy, so the validator then parses the body against the route's schema.
+ * `optional`: a request with no body at all (`curl -X POST`) passes too, and reads as `{}`.
  */
-export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  const contentType = c.req.header("content-type") ?? null;
-  if (!contentType || !/^application\/json\b/i.test(contentType))
-    throw createUnsupportedMediaTypeError(contentType);
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw createPayloadTooLargeError(MAX_BODY_BYTES);
-  const bytes = await readLimitedBody(c.req.raw.body, MAX_BODY_BYTES);
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(bytes));
-  } catch {
-    throw createInvalidJsonError();
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw createValidationError(parsed.error.issues);
-  return parsed.data;
+export function checkJsonBody(options: { optional?: boolean } = {}): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const contentType = c.req.header("content-type") ?? null;
+    if (contentType === null && options.optional) {
+      const bytes = await readLimitedBody(c.req.raw.clone().body, MAX_BODY_BYTES);
+      if (bytes.byteLength > 0) throw createUnsupportedMediaTypeError(null);
+      return next();
+    }
+    if (contentType === null || !isJsonMediaType(contentType))
+      throw createUnsupportedMediaTypeError(contentType);
+    const declared = Number(c.req.header("content-length") ?? "0");
+    if (declared > MAX_BODY_BYTES) throw createPayloadTooLargeError(MAX_BODY_BYTES);
+    const bytes = await readLimitedBody(c.req.raw.clone().body, MAX_BODY_BYTES);
+    try {
+      JSON.parse(decoder.decode(bytes));
+    } catch {
+      throw createInvalidJsonError();
+    }
+    return next();
+  };
 }
 
 /** Reads a body, counting bytes as they arrive: a 413 as soon as it passes `limit`. */
@@ -48,7 +58,9 @@ export async function readLimitedBody(
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel();
+      // Not awaited: cancelling one branch of a tee (checkJsonBody reads a clone) settles only once the other
+      // branch is cancelled too.
+      reader.cancel().catch(() => undefined);
       throw createPayloadTooLargeError(limit);
     }
     chunks.push(value);
@@ -60,13 +72,4 @@ export async function readLimitedBody(
     offset += chunk.byteLength;
   }
   return out;
-}
-
-/** Like {@link readJsonBody}, but a request with no body at all (`curl -X POST`) reads as `{}`. */
-export async function readOptionalJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  if (c.req.header("content-type") !== undefined) return readJsonBody(c, schema);
-  if ((await c.req.text()) !== "") throw createUnsupportedMediaTypeError(null);
-  const parsed = schema.safeParse({});
-  if (!parsed.success) throw createValidationError(parsed.error.issues);
-  return parsed.data;
 }

@@ -1,6 +1,8 @@
-/** True for an RFC 6901 JSON pointer: empty (the whole document) or `/`-separated reference tokens. */
+/** An RFC 6901 JSON pointer: empty (the whole document) or `/`-separated tokens where `~` only escapes. */
+export const JSON_POINTER = /^(\/([^~/]|~[01])*)*$/;
+
 export function isJsonPointer(pointer: string): boolean {
-  return pointer === "" || (pointer.startsWith("/") && !/~[^01]|~$/.test(pointer));
+  return JSON_POINTER.test(pointer);
 }
 
 /** Resolves an RFC 6901 JSON pointer (`/event/thread_ts`, `~1` for `/`, `~0` for `~`); undefined when absent. */

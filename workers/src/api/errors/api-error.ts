@@ -1,15 +1,17 @@
 import { MolWireError, rebuildWireError, type WireErrorCode } from "../../../../schema/wire/v2/index.ts";
 
 /** OpenAI-style error `type`s; clients branch on `code`, humans read `message`. */
-export type ApiErrorType =
-  | "invalid_request_error"
-  | "authentication_error"
-  | "permission_error"
-  | "not_found_error"
-  | "conflict_error"
-  | "rate_limit_error"
-  | "insufficient_quota"
-  | "server_error";
+export const API_ERROR_TYPES = [
+  "invalid_request_error",
+  "authentication_error",
+  "permission_error",
+  "not_found_error",
+  "conflict_error",
+  "rate_limit_error",
+  "insufficient_quota",
+  "server_error",
+] as const;
+export type ApiErrorType = (typeof API_ERROR_TYPES)[number];
 
 /** The objects a client can name by id; a missing one is `<resource>_not_found`. */
 export type ApiResource =
@@ -35,9 +37,9 @@ export type ApiErrorCode =
   | "invalid_type"
   | "missing_required_parameter"
   | "unknown_parameter"
-  | "invalid_idempotency_key"
   | "invalid_webhook_url"
   | "not_found"
+  | "method_not_allowed"
   | `${ApiResource}_not_found`
   // Who is asking and what they may do.
   | "invalid_api_key"

@@ -31,6 +31,21 @@ export function createPayloadTooLargeError(limitBytes: number): ApiError {
   });
 }
 
+/** 405 for a path the API serves, with a method it does not serve there; the `Allow` header lists those it does. */
+export function createMethodNotAllowedError(
+  method: string,
+  path: string,
+  allowed: readonly string[],
+): ApiError {
+  return new ApiError({
+    status: 405,
+    type: "invalid_request_error",
+    code: "method_not_allowed",
+    message: `Invalid method for URL (${method} ${path}).`,
+    headers: { allow: allowed.join(", ") },
+  });
+}
+
 export function createUnauthorizedError(message = "Incorrect or missing API key."): ApiError {
   return new ApiError({ status: 401, type: "invalid_request_error", code: "invalid_api_key", message });
 }

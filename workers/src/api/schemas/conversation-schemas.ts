@@ -3,6 +3,7 @@ import { metadataSchema } from "./metadata-schema.ts";
 import { describeMessageTooLong, measureUtf8Bytes, type RequestLimits } from "./request-limits.ts";
 
 import { pageQueryFields } from "./page-query-fields.ts";
+import { pathIdSchema } from "./path-id.ts";
 
 export { DEFAULT_ITEMS_PAGE, MAX_ITEMS_PAGE } from "./page-query-fields.ts";
 
@@ -24,13 +25,7 @@ export const updateConversationBodySchema = z
   .strictObject({ metadata: metadataSchema })
   .openapi("UpdateConversationRequest");
 
-export const conversationIdParamsSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ param: { name: "id", in: "path" }, example: "conv_01J9Z3" }),
-});
+export const conversationIdParamsSchema = z.object({ id: pathIdSchema("id", "conv_01J9Z3") });
 
 /** `GET /v1/conversations/{id}/items`; unknown query parameters are ignored, as OpenAI does. */
 export const listItemsQuerySchema = z

@@ -36,20 +36,33 @@ const toolCallSchema = z.strictObject({
   function: z.strictObject({ name: z.string().min(1).max(64), arguments: z.string() }),
 });
 
+const nameField = z.string().max(64).optional();
+const instructionMessage = <R extends "system" | "developer" | "user">(role: R) =>
+  z.strictObject({ role: z.literal(role), content: contentSchema, name: nameField });
+
 /**
- * One message. An assistant message may carry `tool_calls` (its content then may be null or absent); a `tool`
- * message answers one of them by `tool_call_id`.
+ * One message, in OpenAI's shapes by role. `developer` is what newer OpenAI clients send instead of `system`. An
+ * assistant message may carry `tool_calls` (its content then may be null or absent); a `tool` message answers
+ * one of them by `tool_call_id`, and like every other role it needs `content`.
  */
 const messageSchema = z
-  .strictObject({
-    // `developer` is what newer OpenAI clients send instead of `system`.
-    role: z.enum(["system", "developer", "user", "assistant", "tool"]),
-    content: contentSchema.nullable().optional(),
-    name: z.string().max(64).optional(),
-    tool_calls: z.array(toolCallSchema).min(1).optional(),
-    tool_call_id: z.string().min(1).max(128).optional(),
-    refusal: z.string().nullable().optional(),
-  })
+  .discriminatedUnion("role", [
+    instructionMessage("system"),
+    instructionMessage("developer"),
+    instructionMessage("user"),
+    z.strictObject({
+      role: z.literal("assistant"),
+      content: contentSchema.nullable().optional(),
+      name: nameField,
+      tool_calls: z.array(toolCallSchema).min(1).optional(),
+      refusal: z.string().nullable().optional(),
+    }),
+    z.strictObject({
+      role: z.literal("tool"),
+      content: contentSchema,
+      tool_call_id: z.string().min(1).max(128),
+    }),
+  ])
   .openapi("ChatMessage");
 type ChatMessageBody = z.infer<typeof messageSchema>;
 
@@ -60,11 +73,7 @@ export function readChatMessageText(
 ): string {
   const content = message.content == null ? "" : readChatContentText(message.content);
   if (message.role === "tool")
-    return renderToolResultText(
-      message.tool_call_id ?? "",
-      callNames.get(message.tool_call_id ?? ""),
-      content,
-    );
+    return renderToolResultText(message.tool_call_id, callNames.get(message.tool_call_id), content);
   if (message.role === "assistant" && message.tool_calls) {
     const calls = renderToolCallText(message.tool_calls.map((call) => call.function));
     return content === "" ? calls : `${content}\n${calls}`;
@@ -75,7 +84,11 @@ export function readChatMessageText(
 /** Each earlier call's function name, by call id. */
 export function readChatCallNames(messages: readonly ChatMessageBody[]): Map<string, string> {
   return new Map(
-    messages.flatMap((m) => (m.tool_calls ?? []).map((call) => [call.id, call.function.name] as const)),
+    messages.flatMap((m) =>
+      m.role === "assistant"
+        ? (m.tool_calls ?? []).map((call) => [call.id, call.function.name] as const)
+        : [],
+    ),
   );
 }
 
@@ -120,20 +133,17 @@ export function createChatCompletionBodySchema(limits: RequestLimits) {
       );
       const calls = new Set<string>();
       body.messages.forEach((message, index) => {
-        if (message.role !== "assistant" && message.tool_calls)
-          issue(["messages", index, "tool_calls"], "only assistant messages carry tool_calls");
-        for (const call of message.tool_calls ?? []) calls.add(call.id);
-        if (message.role === "tool") {
-          // OpenAI's rule: a tool message answers a call an earlier assistant message made.
-          if (message.tool_call_id === undefined || !calls.has(message.tool_call_id))
-            issue(
-              ["messages", index, ...(message.tool_call_id === undefined ? ["role"] : ["tool_call_id"])],
-              "messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
-            );
-        } else if (message.tool_call_id !== undefined)
-          issue(["messages", index, "tool_call_id"], "only tool messages carry tool_call_id");
-        const empty = message.content == null && !(message.role === "assistant" && message.tool_calls);
-        if (empty) issue(["messages", index, "content"], "content is required");
+        if (message.role === "assistant") {
+          for (const call of message.tool_calls ?? []) calls.add(call.id);
+          if (message.content == null && !message.tool_calls)
+            issue(["messages", index, "content"], "content is required");
+        }
+        // OpenAI's rule: a tool message answers a call an earlier assistant message made.
+        if (message.role === "tool" && !calls.has(message.tool_call_id))
+          issue(
+            ["messages", index, "tool_call_id"],
+            "messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+          );
       });
       body.messages.forEach((message, index) => {
         if (message.content == null) return;
@@ -155,7 +165,7 @@ export function createChatCompletionBodySchema(limits: RequestLimits) {
           path: ["messages", lastIndex, "role"],
           message: "the last message must be from the user or a tool",
         });
-      } else if (last.content != null && readChatContentText(last.content).trim() === "") {
+      } else if (readChatContentText(last.content).trim() === "") {
         ctx.addIssue({
           code: "custom",
           path: ["messages", lastIndex, "content"],

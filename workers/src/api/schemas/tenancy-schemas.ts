@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { API_KEY_SCOPES } from "../../tenancy/api-key-scope.ts";
 import { pageQueryFields } from "./page-query-fields.ts";
+import { pathIdSchema } from "./path-id.ts";
 
 export const MAX_NAME_CHARS = 128;
 /** A week: long enough to roll a fleet of clients, short enough that a forgotten old key does not linger. */
@@ -35,19 +36,11 @@ export const rotateApiKeyBodySchema = z
   .openapi("RotateApiKeyRequest");
 
 export const tenantIdParamsSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ param: { name: "id", in: "path" }, example: "ten_0123456789abcdef0123456789abcdef" }),
+  id: pathIdSchema("id", "ten_0123456789abcdef0123456789abcdef"),
 });
 
 export const apiKeyIdParamsSchema = tenantIdParamsSchema.extend({
-  key_id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ param: { name: "key_id", in: "path" }, example: "key_0123456789abcdef0123456789abcdef" }),
+  key_id: pathIdSchema("key_id", "key_0123456789abcdef0123456789abcdef"),
 });
 
 /** `GET /v1/audit_log`: newest first by default; `after` is an entry id (`aud_<seq>`). */

@@ -26,18 +26,22 @@ import {
 
 /**
  * A schema in the subset. `$schema` at the root is dropped first: JSON-schema generators (zod-to-json-schema,
- * the AI SDK) add it, and it constrains nothing.
+ * the AI SDK) add it, and it constrains nothing. Documented as OpenAI documents it, a JSON object; which
+ * keywords the subset takes is the checker's to say (a 400 naming the keyword), not the OpenAPI document's.
  */
-const subsetSchemaField = z.unknown().transform((value, ctx): SubsetSchema => {
-  const stripped =
-    typeof value === "object" && value !== null && !Array.isArray(value) && "$schema" in value
-      ? Object.fromEntries(Object.entries(value).filter(([key]) => key !== "$schema"))
-      : value;
-  const check = checkJsonSchemaSubset(stripped, { rootObject: true });
-  if (check.ok) return check.schema;
-  ctx.addIssue({ code: "custom", message: describeSchemaIssue(check.issue) });
-  return z.NEVER;
-});
+const subsetSchemaField = z
+  .record(z.string(), z.unknown())
+  .transform((value, ctx): SubsetSchema => {
+    const { $schema: _ignored, ...stripped } = value;
+    const check = checkJsonSchemaSubset(stripped, { rootObject: true });
+    if (check.ok) return check.schema;
+    ctx.addIssue({ code: "custom", message: describeSchemaIssue(check.issue) });
+    return z.NEVER;
+  })
+  .openapi({
+    description:
+      "A JSON Schema (type object) in molmesh's decodable subset: OpenAI's strict-mode keywords less pattern, format and multipleOf.",
+  });
 
 /**
  * `strict: true` holds a schema to OpenAI's strict rules (every property required, no additional ones), with

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { INBOUND_SCHEMES, WEBHOOK_EVENT_TYPES } from "../../db/webhook-tables.ts";
-import { isJsonPointer } from "../../webhooks/read-json-pointer.ts";
+import { WEBHOOK_EVENT_TYPES, type InboundScheme } from "../../db/webhook-tables.ts";
+import { JSON_POINTER } from "../../webhooks/read-json-pointer.ts";
 import { pageQueryFields } from "./page-query-fields.ts";
 
 export const MAX_WEBHOOK_URL_CHARS = 2048;
@@ -9,31 +9,37 @@ export const MAX_WEBHOOK_DESCRIPTION_CHARS = 512;
 export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 3600;
 export const MAX_SECRET_GRACE_SECONDS = 7 * 24 * 3600;
 
+/** RFC 6901: empty (the whole document) or `/`-separated tokens where `~` only escapes (`~0`, `~1`). */
 const jsonPointer = z
   .string()
   .max(256)
-  .refine(isJsonPointer, "must be a JSON pointer (RFC 6901), e.g. /event/thread_ts");
+  .regex(JSON_POINTER, { message: "must be a JSON pointer (RFC 6901), e.g. /event/thread_ts" });
 
 const eventsSchema = z
   .array(z.enum(WEBHOOK_EVENT_TYPES))
   .min(1)
   .max(WEBHOOK_EVENT_TYPES.length)
-  .refine((events) => new Set(events).size === events.length, "must not repeat an event type");
+  .refine((events) => new Set(events).size === events.length, "must not repeat an event type")
+  .openapi({ uniqueItems: true });
 
-const inboundSchema = z
-  .strictObject({
-    scheme: z.enum(INBOUND_SCHEMES),
-    secret: z.string().min(8).max(256).optional().openapi({
-      description:
-        "The sender's signing secret. Required for github and slack; for standard, one is generated.",
-    }),
-    thread_key: jsonPointer.openapi({ description: "JSON pointer to the value naming the conversation." }),
-    text_key: jsonPointer.default("/text").openapi({ description: "JSON pointer to the message text." }),
-  })
-  .refine((inbound) => inbound.scheme === "standard" || inbound.secret !== undefined, {
-    message: "github and slack need the sender's secret",
-    path: ["secret"],
-  });
+const secretSchema = z.string().min(8).max(256);
+const pointerFields = {
+  thread_key: jsonPointer.openapi({ description: "JSON pointer to the value naming the conversation." }),
+  text_key: jsonPointer.default("/text").openapi({ description: "JSON pointer to the message text." }),
+};
+/** GitHub and Slack sign with the secret they hold, so it must be given; for standard, one is generated. */
+const inboundSchema = z.discriminatedUnion("scheme", [
+  z.strictObject({
+    scheme: z.literal("standard"),
+    secret: secretSchema.optional().openapi({ description: "Generated (whsec_…) when absent." }),
+    ...pointerFields,
+  }),
+  z.strictObject({
+    scheme: z.enum(["github", "slack"] as const satisfies readonly InboundScheme[]),
+    secret: secretSchema.openapi({ description: "The sender's signing secret." }),
+    ...pointerFields,
+  }),
+]);
 
 /** `POST /v1/webhook_endpoints`. */
 export const createWebhookEndpointBodySchema = z

@@ -1,25 +1,124 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import {
-  createValidationError,
-  createConflictError,
-  createNotFoundError,
-} from "../../api/errors/request-errors.ts";
+import { createConflictError, createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatApiKey } from "../../api/format/format-api-key.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatTenant } from "../../api/format/format-tenant.ts";
 import { listItemsQuerySchema } from "../../api/schemas/conversation-schemas.ts";
 import {
+  apiKeyIdParamsSchema,
   createApiKeyBodySchema,
   createTenantBodySchema,
   rotateApiKeyBodySchema,
+  tenantIdParamsSchema,
   tenantLimitsBodySchema,
 } from "../../api/schemas/tenancy-schemas.ts";
 import { formatTenantLimits } from "../../api/format/format-tenant.ts";
 import { createTenantAdmin, type TenantAdmin } from "../../tenancy/create-tenant-admin.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { readJsonBody, readOptionalJsonBody } from "../read-json-body.ts";
 import { requireAdminToken } from "../access-guards.ts";
+import {
+  ADMIN_SECURITY,
+  JSON_BODY_ERRORS,
+  errorResponse,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+} from "../route-contract.ts";
+
+/** What the admin token guard answers (access-guards.ts). */
+export const ADMIN_ERRORS = {
+  401: errorResponse("Missing or wrong admin token"),
+  403: errorResponse("A tenant API key was sent, or the admin API is disabled (no MOL_ADMIN_TOKEN)"),
+};
+const security = ADMIN_SECURITY;
+const read = { ...errorResponses(400), ...ADMIN_ERRORS, 404: errorResponse("Unknown tenant") };
+const write = {
+  ...errorResponses(...JSON_BODY_ERRORS),
+  ...ADMIN_ERRORS,
+  404: errorResponse("Unknown tenant"),
+};
+
+const routes = {
+  createTenant: createRoute({
+    method: "post",
+    path: "/v1/admin/tenants",
+    security,
+    ...jsonBody(createTenantBodySchema),
+    responses: { 200: jsonResponse("The tenant"), ...errorResponses(...JSON_BODY_ERRORS), ...ADMIN_ERRORS },
+  }),
+  listTenants: createRoute({
+    method: "get",
+    path: "/v1/admin/tenants",
+    security,
+    request: { query: listItemsQuerySchema },
+    responses: {
+      200: jsonResponse("A page of tenants, newest first"),
+      ...read,
+      404: errorResponse("`after` names no tenant"),
+    },
+  }),
+  retrieveTenant: createRoute({
+    method: "get",
+    path: "/v1/admin/tenants/{id}",
+    security,
+    request: { params: tenantIdParamsSchema },
+    responses: { 200: jsonResponse("The tenant"), ...read },
+  }),
+  readLimits: createRoute({
+    method: "get",
+    path: "/v1/admin/tenants/{id}/limits",
+    security,
+    request: { params: tenantIdParamsSchema },
+    responses: { 200: jsonResponse("The tenant's limits in force (defaults with its overrides)"), ...read },
+  }),
+  setLimits: createRoute({
+    method: "put",
+    path: "/v1/admin/tenants/{id}/limits",
+    security,
+    ...jsonBody(tenantLimitsBodySchema, { params: tenantIdParamsSchema }),
+    responses: { 200: jsonResponse("The tenant's limits in force; audited"), ...write },
+  }),
+  createKey: createRoute({
+    method: "post",
+    path: "/v1/admin/tenants/{id}/keys",
+    security,
+    ...jsonBody(createApiKeyBodySchema, { params: tenantIdParamsSchema }),
+    responses: { 200: jsonResponse("The key; `key` holds the secret, shown this once"), ...write },
+  }),
+  listKeys: createRoute({
+    method: "get",
+    path: "/v1/admin/tenants/{id}/keys",
+    security,
+    request: { params: tenantIdParamsSchema },
+    responses: { 200: jsonResponse("The tenant's keys, revoked ones included; never a secret"), ...read },
+  }),
+  rotateKey: createRoute({
+    method: "post",
+    path: "/v1/admin/tenants/{id}/keys/{key_id}/rotate",
+    security,
+    ...jsonBody(rotateApiKeyBodySchema, { params: apiKeyIdParamsSchema }, { optional: true }),
+    responses: {
+      200: jsonResponse(
+        "The successor key (secret shown this once); the old one is refused after `grace_seconds`",
+      ),
+      ...write,
+      404: errorResponse("Unknown key of this tenant"),
+      409: errorResponse("The key is revoked or already rotated"),
+    },
+  }),
+  revokeKey: createRoute({
+    method: "delete",
+    path: "/v1/admin/tenants/{id}/keys/{key_id}",
+    security,
+    request: { params: apiKeyIdParamsSchema },
+    responses: {
+      200: jsonResponse("The key, revoked now"),
+      ...read,
+      404: errorResponse("Unknown key of this tenant"),
+    },
+  }),
+};
 
 /** Who the audit log names for changes made with the admin token. */
 const ADMIN_ACTOR = "admin";
@@ -36,35 +135,34 @@ function readTenantAdmin(c: Context<AppEnv>): TenantAdmin {
 export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/admin/*", requireAdminToken);
 
-  app.post("/v1/admin/tenants", async (c) => {
-    const body = await readJsonBody(c, createTenantBodySchema);
-    return c.json(formatTenant(await readTenantAdmin(c).createTenant(ADMIN_ACTOR, body)));
+  app.openapi(routes.createTenant, async (c) => {
+    const body = c.req.valid("json");
+    return c.json(formatTenant(await readTenantAdmin(c).createTenant(ADMIN_ACTOR, body)), 200);
   });
 
-  app.get("/v1/admin/tenants", async (c) => {
-    const query = listItemsQuerySchema.safeParse(c.req.query());
-    if (!query.success) throw createValidationError(query.error.issues);
-    const page = await c.var.deps.tenantStore.listTenants(query.data);
-    if ("error" in page) throw createNotFoundError("tenant", query.data.after ?? "", "after");
-    return c.json(formatItemList(page.data.map(formatTenant), { hasMore: page.hasMore }));
+  app.openapi(routes.listTenants, async (c) => {
+    const query = c.req.valid("query");
+    const page = await c.var.deps.tenantStore.listTenants(query);
+    if ("error" in page) throw createNotFoundError("tenant", query.after ?? "", "after");
+    return c.json(formatItemList(page.data.map(formatTenant), { hasMore: page.hasMore }), 200);
   });
 
-  app.get("/v1/admin/tenants/:id", async (c) => {
-    const id = c.req.param("id");
+  app.openapi(routes.retrieveTenant, async (c) => {
+    const { id } = c.req.valid("param");
     const tenant = await c.var.deps.tenantStore.getTenant(id);
     if (!tenant) throw createNotFoundError("tenant", id);
-    return c.json(formatTenant(tenant));
+    return c.json(formatTenant(tenant), 200);
   });
 
-  app.get("/v1/admin/tenants/:id/limits", async (c) => {
-    const id = c.req.param("id");
+  app.openapi(routes.readLimits, async (c) => {
+    const { id } = c.req.valid("param");
     if (!(await c.var.deps.tenantStore.getTenant(id))) throw createNotFoundError("tenant", id);
-    return c.json(formatTenantLimits(id, await c.var.deps.limits(id).readLimits()));
+    return c.json(formatTenantLimits(id, await c.var.deps.limits(id).readLimits()), 200);
   });
 
-  app.put("/v1/admin/tenants/:id/limits", async (c) => {
-    const body = await readJsonBody(c, tenantLimitsBodySchema);
-    const id = c.req.param("id");
+  app.openapi(routes.setLimits, async (c) => {
+    const body = c.req.valid("json");
+    const { id } = c.req.valid("param");
     const { deps } = c.var;
     if (!(await deps.tenantStore.getTenant(id))) throw createNotFoundError("tenant", id);
     const limits = await deps.limits(id).setLimits({
@@ -81,19 +179,19 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
       details: { ...body },
       createdAt: Math.floor(deps.now() / 1000),
     });
-    return c.json(formatTenantLimits(id, limits));
+    return c.json(formatTenantLimits(id, limits), 200);
   });
 
-  app.post("/v1/admin/tenants/:id/keys", async (c) => {
-    const body = await readJsonBody(c, createApiKeyBodySchema);
-    const id = c.req.param("id");
+  app.openapi(routes.createKey, async (c) => {
+    const body = c.req.valid("json");
+    const { id } = c.req.valid("param");
     const issued = await readTenantAdmin(c).createApiKey(ADMIN_ACTOR, id, body);
     if (!issued) throw createNotFoundError("tenant", id);
-    return c.json(formatApiKey(issued.record, issued.key));
+    return c.json(formatApiKey(issued.record, issued.key), 200);
   });
 
-  app.get("/v1/admin/tenants/:id/keys", async (c) => {
-    const id = c.req.param("id");
+  app.openapi(routes.listKeys, async (c) => {
+    const { id } = c.req.valid("param");
     const { tenantStore } = c.var.deps;
     if (!(await tenantStore.getTenant(id))) throw createNotFoundError("tenant", id);
     const keys = await tenantStore.listApiKeys(id);
@@ -102,18 +200,14 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
         keys.map((key) => formatApiKey(key)),
         { hasMore: false },
       ),
+      200,
     );
   });
 
-  app.post("/v1/admin/tenants/:id/keys/:key_id/rotate", async (c) => {
-    const body = await readOptionalJsonBody(c, rotateApiKeyBodySchema);
-    const keyId = c.req.param("key_id");
-    const result = await readTenantAdmin(c).rotateApiKey(
-      ADMIN_ACTOR,
-      c.req.param("id"),
-      keyId,
-      body.grace_seconds ?? 0,
-    );
+  app.openapi(routes.rotateKey, async (c) => {
+    const body = c.req.valid("json");
+    const { id, key_id: keyId } = c.req.valid("param");
+    const result = await readTenantAdmin(c).rotateApiKey(ADMIN_ACTOR, id, keyId, body.grace_seconds ?? 0);
     if (!result.ok) {
       if (result.error === "key_not_found") throw createNotFoundError("api_key", keyId);
       throw createConflictError(
@@ -121,13 +215,13 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>): void {
         `The API key '${keyId}' is revoked or already rotated; create a new key instead.`,
       );
     }
-    return c.json(formatApiKey(result.issued.record, result.issued.key));
+    return c.json(formatApiKey(result.issued.record, result.issued.key), 200);
   });
 
-  app.delete("/v1/admin/tenants/:id/keys/:key_id", async (c) => {
-    const keyId = c.req.param("key_id");
-    const key = await readTenantAdmin(c).revokeApiKey(ADMIN_ACTOR, c.req.param("id"), keyId);
+  app.openapi(routes.revokeKey, async (c) => {
+    const { id, key_id: keyId } = c.req.valid("param");
+    const key = await readTenantAdmin(c).revokeApiKey(ADMIN_ACTOR, id, keyId);
     if (!key) throw createNotFoundError("api_key", keyId);
-    return c.json(formatApiKey(key));
+    return c.json(formatApiKey(key), 200);
   });
 }

@@ -1,4 +1,4 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
 import { formatChatCompletion, toChatCompletionId } from "../../api/format/format-chat-completion.ts";
@@ -13,14 +13,32 @@ import { resolveModel } from "../../api/schemas/resolve-model.ts";
 import { createChatCompletionEventStream } from "../../api/sse/create-chat-completion-event-stream.ts";
 import type { StatelessTurnRequest } from "../../conversation/conversation-rpc.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { readJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream } from "../serve-turn.ts";
 import { admitTurn } from "../admit-turn.ts";
 import { startStatelessTurn } from "../start-stateless-turn.ts";
+import {
+  JSON_BODY_ERRORS,
+  TENANT_SECURITY,
+  TURN_ERRORS,
+  errorResponse,
+  errorResponses,
+  jsonOrEventStreamResponse,
+  jsonBody,
+} from "../route-contract.ts";
 
-const chatBodySchema = createChatCompletionBodySchema({
-  maxMessageBytes: MAX_MESSAGE_BYTES,
+const chatCompletionRoute = createRoute({
+  method: "post",
+  path: "/v1/chat/completions",
+  security: TENANT_SECURITY,
+  ...jsonBody(createChatCompletionBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES })),
+  responses: {
+    200: jsonOrEventStreamResponse(
+      "A chat completion, or its chunks as server-sent events with `stream: true`",
+    ),
+    ...errorResponses(...JSON_BODY_ERRORS, 401, 403, ...TURN_ERRORS),
+    404: errorResponse("Unknown model (`model_not_found`)"),
+  },
 });
 
 /**
@@ -30,8 +48,8 @@ const chatBodySchema = createChatCompletionBodySchema({
  */
 export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/chat/*", requireScope("chat"));
-  app.post("/v1/chat/completions", async (c) => {
-    const body = await readJsonBody(c, chatBodySchema);
+  app.openapi(chatCompletionRoute, async (c) => {
+    const body = c.req.valid("json");
     const model = resolveModel(body.model, DEFAULT_HARNESS.router.labels);
     const callNames = readChatCallNames(body.messages);
     const messages: StatelessTurnRequest["messages"] = [];

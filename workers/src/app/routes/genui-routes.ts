@@ -1,6 +1,5 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
-import { z } from "zod";
 import { ApiError, toErrorEnvelope } from "../../api/errors/api-error.ts";
 import {
   createInvalidJsonError,
@@ -12,10 +11,18 @@ import { checkRenderToken, type GenuiComponent } from "../../genui/genui-compone
 import { storeValidComponent } from "../../genui/store-component.ts";
 import { renderFrameDocument, renderHostPage } from "../../genui/render-pages.ts";
 import { validateComponent, type GenuiValidationReport } from "../../genui/validate-component.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { requireScope } from "../access-guards.ts";
 import { renderPlaygroundPage } from "../playground-page.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { MAX_BODY_BYTES, readLimitedBody } from "../read-json-body.ts";
+import {
+  TENANT_SECURITY,
+  errorEnvelopeSchema,
+  errorResponse,
+  errorResponses,
+  jsonResponse,
+} from "../route-contract.ts";
 
 /**
  * GenUI components: `POST /v1/genui/components` validates and stores one (422 with the report when rejected),
@@ -53,7 +60,63 @@ export const genuiOriginGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-const createBodySchema = z.object({ source: z.string() }).strict();
+const createBodySchema = z
+  .strictObject({
+    source: z.string().openapi({ description: "One JSX/TSX ES module, at most 64 KiB of UTF-8" }),
+  })
+  .openapi("GenuiComponentCreate");
+const rejectedSchema = errorEnvelopeSchema
+  .extend({
+    status: z.literal("rejected"),
+    report: z.unknown().openapi({ type: "object", description: "The findings: rule, message, line, column" }),
+  })
+  .openapi("GenuiComponentRejected");
+const scope = { 403: errorResponse("The API key lacks the `responses` scope") };
+
+const routes = {
+  create: createRoute({
+    method: "post",
+    path: "/v1/genui/components",
+    security: TENANT_SECURITY,
+    request: {
+      // The JSON schema by reference, not as zod: the handler reads the body itself (raw source or JSON), so the
+      // route's validator must not; the reference is the handler's own schema, registered below.
+      body: {
+        content: {
+          "application/json": { schema: { $ref: "#/components/schemas/GenuiComponentCreate" } },
+          "text/jsx": { schema: z.string() },
+          "text/tsx": { schema: z.string() },
+        },
+        required: true,
+      },
+    },
+    responses: {
+      200: jsonResponse(
+        "Valid and stored: `{id, status: valid, report, render_url}`; render_url opens without a key, 1 h",
+      ),
+      ...errorResponses(400, 401, 413),
+      ...scope,
+      415: errorResponse("Neither application/json nor the source as text/jsx or text/tsx"),
+      422: {
+        description: "Rejected: the error envelope plus `status: rejected` and the `report`",
+        content: { "application/json": { schema: rejectedSchema } },
+      },
+      503: errorResponse("No sandbox origin is configured (MOL_GENUI_SANDBOX_ORIGIN)"),
+    },
+  }),
+  retrieve: createRoute({
+    method: "get",
+    path: "/v1/genui/components/{id}",
+    security: TENANT_SECURITY,
+    request: { params: z.object({ id: pathIdSchema("id", "gc_0123") }) },
+    responses: {
+      200: jsonResponse("The component and its validation report"),
+      ...errorResponses(400, 401),
+      ...scope,
+      404: errorResponse("Unknown component of this tenant"),
+    },
+  }),
+};
 const RAW_TYPES = /^(text\/(jsx|tsx|plain|javascript|typescript)|application\/(javascript|typescript))\b/i;
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -87,7 +150,7 @@ async function readSource(c: Context<AppEnv>): Promise<Uint8Array | string> {
   return parsed.data.source;
 }
 
-function rejectedResponse(report: GenuiValidationReport, requestId: string): Response {
+function rejectedResponse(c: Context<AppEnv>, report: GenuiValidationReport) {
   const first = report.findings[0];
   const error = new ApiError({
     status: 422,
@@ -98,10 +161,7 @@ function rejectedResponse(report: GenuiValidationReport, requestId: string): Res
       first ? `; first: ${first.rule} at ${first.line}:${first.column}: ${first.message}` : ""
     }`,
   });
-  return new Response(JSON.stringify({ ...toErrorEnvelope(error), status: "rejected", report }), {
-    status: 422,
-    headers: { "content-type": "application/json", "x-request-id": requestId },
-  });
+  return c.json({ ...toErrorEnvelope(error), status: "rejected" as const, report }, 422);
 }
 
 function requireSandbox(c: Context<AppEnv>): string {
@@ -139,12 +199,12 @@ const notFoundPage = (c: Context<AppEnv>) =>
 
 export function registerGenuiRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/genui/*", requireScope("responses"));
+  app.openAPIRegistry.register("GenuiComponentCreate", createBodySchema);
 
-  app.post("/v1/genui/components", async (c) => {
+  app.openapi(routes.create, async (c) => {
     const source = await readSource(c);
     const { report, compiled } = validateComponent(source);
-    if (report.status === "rejected" || compiled === undefined)
-      return rejectedResponse(report, c.var.requestId);
+    if (report.status === "rejected" || compiled === undefined) return rejectedResponse(c, report);
     const sandbox = requireSandbox(c);
     const { deps, tenantId } = c.var;
     const { component, renderUrl } = await storeValidComponent(deps.genuiComponents, {
@@ -156,19 +216,22 @@ export function registerGenuiRoutes(app: OpenAPIHono<AppEnv>): void {
       apiOrigin: new URL(c.req.url).origin,
       nowSeconds: Math.floor(deps.now() / 1000),
     });
-    return c.json({
-      ...formatComponent(component),
-      render_url: renderUrl,
-      render_url_expires_at: component.renderTokenExpiresAt,
-      sandbox_origin: sandbox,
-    });
+    return c.json(
+      {
+        ...formatComponent(component),
+        render_url: renderUrl,
+        render_url_expires_at: component.renderTokenExpiresAt,
+        sandbox_origin: sandbox,
+      },
+      200,
+    );
   });
 
-  app.get("/v1/genui/components/:id", async (c) => {
-    const id = c.req.param("id");
+  app.openapi(routes.retrieve, async (c) => {
+    const { id } = c.req.valid("param");
     const component = await c.var.deps.genuiComponents.get(c.var.tenantId, id);
     if (!component) throw createNotFoundError("genui_component", id);
-    return c.json(formatComponent(component));
+    return c.json(formatComponent(component), 200);
   });
 
   app.get("/playground", (c) => {

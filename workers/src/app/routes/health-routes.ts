@@ -1,10 +1,38 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { formatModelList } from "../../api/format/format-model-list.ts";
 import type { Context } from "hono";
 import { sha256Hex, timingSafeEqualText } from "../../../../schema/harness/content-hash.ts";
 import { readBearerToken } from "../access-guards.ts";
 import type { AppEnv } from "../app-deps.ts";
+import { TENANT_SECURITY, errorResponses, jsonResponse } from "../route-contract.ts";
+
+const livezRoute = createRoute({
+  method: "get",
+  path: "/livez",
+  responses: { 200: jsonResponse("The edge runs: `{status: ok}`") },
+});
+
+const readinessResponses = {
+  200: jsonResponse(
+    "NATS reachable and a GPU node live. Public: only `status`; with the admin token as bearer: NATS, live nodes and their load",
+  ),
+  503: jsonResponse("Not serving (`status: unavailable`), with the same fields"),
+};
+const readyzRoute = createRoute({ method: "get", path: "/readyz", responses: readinessResponses });
+const healthzRoute = createRoute({
+  method: "get",
+  path: "/healthz",
+  description: "`/readyz` under its older name.",
+  responses: readinessResponses,
+});
+
+const modelsRoute = createRoute({
+  method: "get",
+  path: "/v1/models",
+  security: TENANT_SECURITY,
+  responses: { 200: jsonResponse("`mol` and `mol:<label>` models"), ...errorResponses(401) },
+});
 
 /**
  * Probes for load balancers and orchestrators, public by design, so they say only whether the edge serves:
@@ -15,16 +43,16 @@ import type { AppEnv } from "../app-deps.ts";
  * - `GET /healthz`: `/readyz` under its older name.
  */
 export function registerHealthRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.get("/livez", (c) => {
+  app.openapi(livezRoute, (c) => {
     const { launchId } = c.var.deps;
     if (launchId !== undefined) c.header("x-mol-launch-id", launchId);
-    return c.json({ status: "ok" });
+    return c.json({ status: "ok" }, 200);
   });
-  app.get("/readyz", readiness);
-  app.get("/healthz", readiness);
+  app.openapi(readyzRoute, readiness);
+  app.openapi(healthzRoute, readiness);
 }
 
-async function readiness(c: Context<AppEnv>): Promise<Response> {
+async function readiness(c: Context<AppEnv>) {
   const fleet = await c.var.deps.readFleetHealth();
   const healthy = fleet.nats === "ok" && fleet.liveNodes > 0;
   const status = healthy ? "ok" : "unavailable";
@@ -55,5 +83,5 @@ async function isOperator(c: Context<AppEnv>): Promise<boolean> {
 
 /** `GET /v1/models`: `mol` (routed per turn) and `mol:<label>` for each specialist. */
 export function registerModelRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.get("/v1/models", (c) => c.json(formatModelList(DEFAULT_HARNESS.router.labels)));
+  app.openapi(modelsRoute, (c) => c.json(formatModelList(DEFAULT_HARNESS.router.labels), 200));
 }

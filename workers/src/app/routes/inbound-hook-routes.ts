@@ -1,14 +1,45 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError } from "../../api/errors/api-error.ts";
 import { createInvalidJsonError, createNotFoundError } from "../../api/errors/request-errors.ts";
 import { sha256Hex } from "../../../../schema/harness/content-hash.ts";
 import { MAX_INBOUND_BODY_BYTES, readInboundHook } from "../../webhooks/read-inbound-hook.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { admitTurn } from "../admit-turn.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { readLimitedBody } from "../read-json-body.ts";
 import { toRefusalError } from "../serve-turn.ts";
+import { errorResponse, errorResponses, jsonResponse } from "../route-contract.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+const inboundHookRoute = createRoute({
+  method: "post",
+  path: "/v1/hooks/{id}",
+  request: {
+    params: z.object({ id: pathIdSchema("id", "we_0123") }),
+    // A plain JSON Schema, not zod: the handler verifies the signature over the raw bytes, so no validator may
+    // read (and re-encode) the body first.
+    body: {
+      content: {
+        "application/json": {
+          schema: { type: "object", description: "The sender's event, signed per the endpoint's scheme" },
+        },
+      },
+      required: true,
+    },
+  },
+  responses: {
+    200: jsonResponse("Slack url_verification: the challenge"),
+    202: jsonResponse("Verified and accepted; the answer goes out as conversation.turn.completed"),
+    400: errorResponse("The body is not UTF-8, or the payload is malformed"),
+    401: errorResponse("Missing or bad signature, or a timestamp outside the tolerance"),
+    404: errorResponse("No such endpoint, or it takes no inbound webhooks"),
+    409: errorResponse("This delivery id was already accepted"),
+    413: errorResponse(`The body is larger than ${MAX_INBOUND_BODY_BYTES} bytes`),
+    422: errorResponse("No thread key or text at the configured JSON pointers"),
+    ...errorResponses(429),
+  },
+});
 
 /**
  * `POST /v1/hooks/{endpoint_id}`: a third party's webhook (Standard Webhooks, GitHub or Slack) becomes a turn. The
@@ -17,9 +48,9 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  * before anything is stored.
  */
 export function registerInboundHookRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.post("/v1/hooks/:endpoint_id", async (c) => {
+  app.openapi(inboundHookRoute, async (c) => {
     const { deps } = c.var;
-    const endpointId = c.req.param("endpoint_id");
+    const endpointId = c.req.valid("param").id;
     const bytes = await readLimitedBody(c.req.raw.body, MAX_INBOUND_BODY_BYTES);
     let body: string;
     try {
@@ -36,7 +67,7 @@ export function registerInboundHookRoutes(app: OpenAPIHono<AppEnv>): void {
       throw new ApiError({ status, type: "invalid_request_error", code, message });
     }
     const { hook } = read;
-    if (hook.kind === "challenge") return c.json({ challenge: hook.challenge });
+    if (hook.kind === "challenge") return c.json({ challenge: hook.challenge }, 200);
 
     const tenantId = endpoint.tenantId;
     c.set("tenantId", tenantId);

@@ -1,30 +1,90 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../api/errors/api-error.ts";
-import { createNotFoundError, createValidationError } from "../../api/errors/request-errors.ts";
+import { createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatContextItem, formatTurnInputItems } from "../../api/format/format-conversation-item.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatResponseObject } from "../../api/format/format-response-object.ts";
 import { pageQueryFields } from "../../api/schemas/page-query-fields.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { createResponsesEventStream } from "../../api/sse/create-responses-event-stream.ts";
 import type { ConversationHandle, StoredTurn } from "../../conversation/conversation-rpc.ts";
 import { buildContextItemId, parseResponseId } from "../../conversation/item-id.ts";
 import { readPartStream } from "../../lib/create-part-stream.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { SSE_HEADERS } from "../serve-turn.ts";
+import {
+  TENANT_SECURITY,
+  errorResponse,
+  errorResponses,
+  jsonOrEventStreamResponse,
+  jsonResponse,
+} from "../route-contract.ts";
 
 /** `GET /v1/responses/{id}`: `stream=true` replays the events (after `starting_after`), then goes live. */
 export const retrieveResponseQuerySchema = z
   .object({
     stream: z.enum(["true", "false"]).optional(),
-    starting_after: z.coerce.number().int().min(-1).optional(),
-    include: z.unknown().optional(),
-    include_obfuscation: z.unknown().optional(),
+    starting_after: z.coerce.number().int().min(-1).max(Number.MAX_SAFE_INTEGER).optional(),
+    // Accepted as OpenAI's clients send them; they change nothing (no reasoning items, no obfuscation).
+    include: z.union([z.string(), z.array(z.string())]).optional(),
+    include_obfuscation: z.enum(["true", "false"]).optional(),
   })
   .openapi("RetrieveResponseQuery");
 
 export const inputItemsQuerySchema = z.object({ ...pageQueryFields }).openapi("ListInputItemsQuery");
+
+const responseIdParamsSchema = z.object({ id: pathIdSchema("id", "resp_turn_0123") });
+
+const security = TENANT_SECURITY;
+const notFound = {
+  404: errorResponse("Unknown, deleted, `store: false` or another tenant's response"),
+};
+const errors = { ...errorResponses(400, 401, 403), ...notFound };
+
+const routes = {
+  retrieve: createRoute({
+    method: "get",
+    path: "/v1/responses/{id}",
+    security,
+    request: { params: responseIdParamsSchema, query: retrieveResponseQuerySchema },
+    responses: {
+      200: jsonOrEventStreamResponse(
+        "The Response; with `stream=true` its events after `starting_after` as server-sent events, then live ones while it runs",
+      ),
+      ...errors,
+    },
+  }),
+  delete: createRoute({
+    method: "delete",
+    path: "/v1/responses/{id}",
+    security,
+    request: { params: responseIdParamsSchema },
+    responses: {
+      200: jsonResponse("Deleted (a tombstone: the conversation's views keep the turn)"),
+      ...errors,
+    },
+  }),
+  cancel: createRoute({
+    method: "post",
+    path: "/v1/responses/{id}/cancel",
+    security,
+    request: { params: responseIdParamsSchema },
+    responses: {
+      200: jsonResponse("The background response, cancelled if it was still running"),
+      ...errorResponses(401, 403),
+      400: errorResponse("Invalid id, or the response is not a background one"),
+      ...notFound,
+    },
+  }),
+  inputItems: createRoute({
+    method: "get",
+    path: "/v1/responses/{id}/input_items",
+    security,
+    request: { params: responseIdParamsSchema, query: inputItemsQuerySchema },
+    responses: { 200: jsonResponse("The response's input items"), ...errors },
+  }),
+};
 
 /** The stored response named in the path, or a 404: unknown, another tenant's, deleted, or `store: false`. */
 async function requireResponse(
@@ -41,14 +101,13 @@ async function requireResponse(
 
 /** Retrieve, delete, cancel, input items. */
 export function registerResponseObjectRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.get("/v1/responses/:id", async (c) => {
-    const query = retrieveResponseQuerySchema.safeParse(c.req.query());
-    if (!query.success) throw createValidationError(query.error.issues);
+  app.openapi(routes.retrieve, async (c) => {
+    const query = c.req.valid("query");
     const { id, turnId, handle, stored } = await requireResponse(c);
-    if (query.data.stream !== "true") return c.json(formatResponseObject(stored.turn));
+    if (query.stream !== "true") return c.json(formatResponseObject(stored.turn), 200);
     const stream = await handle.attachTurn(turnId);
     if (!stream) throw createNotFoundError("response", id);
-    const startingAfter = query.data.starting_after;
+    const startingAfter = query.starting_after;
     return new Response(
       createResponsesEventStream(readPartStream(stream), {
         keepAliveMs: 15_000,
@@ -58,13 +117,13 @@ export function registerResponseObjectRoutes(app: OpenAPIHono<AppEnv>): void {
     );
   });
 
-  app.delete("/v1/responses/:id", async (c) => {
+  app.openapi(routes.delete, async (c) => {
     const { id, turnId, handle } = await requireResponse(c);
     if (!(await handle.deleteResponse(turnId))) throw createNotFoundError("response", id);
-    return c.json({ id, object: "response.deleted", deleted: true });
+    return c.json({ id, object: "response.deleted", deleted: true }, 200);
   });
 
-  app.post("/v1/responses/:id/cancel", async (c) => {
+  app.openapi(routes.cancel, async (c) => {
     const { id, turnId, handle, stored } = await requireResponse(c);
     if (stored.turn.response?.background !== true) {
       throw new ApiError({
@@ -77,12 +136,11 @@ export function registerResponseObjectRoutes(app: OpenAPIHono<AppEnv>): void {
     }
     const turn = await handle.cancelTurn(turnId);
     if (!turn) throw createNotFoundError("response", id);
-    return c.json(formatResponseObject(turn));
+    return c.json(formatResponseObject(turn), 200);
   });
 
-  app.get("/v1/responses/:id/input_items", async (c) => {
-    const query = inputItemsQuerySchema.safeParse(c.req.query());
-    if (!query.success) throw createValidationError(query.error.issues);
+  app.openapi(routes.inputItems, async (c) => {
+    const query = c.req.valid("query");
     const { stored } = await requireResponse(c);
     const { turn } = stored;
     // The earlier messages the request carried (conversation items of their own), then its user message.
@@ -90,8 +148,8 @@ export function registerResponseObjectRoutes(app: OpenAPIHono<AppEnv>): void {
       ...stored.context.map((m, i) => formatContextItem(buildContextItemId(turn.turnId, i), m)),
       ...formatTurnInputItems(turn),
     ];
-    const ordered = query.data.order === "asc" ? items : items.reverse();
-    const page = ordered.slice(0, query.data.limit);
-    return c.json(formatItemList(page, { hasMore: ordered.length > page.length }));
+    const ordered = query.order === "asc" ? items : items.reverse();
+    const page = ordered.slice(0, query.limit);
+    return c.json(formatItemList(page, { hasMore: ordered.length > page.length }), 200);
   });
 }

@@ -1,4 +1,4 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
@@ -28,8 +28,7 @@ import type { TurnRecord } from "../../conversation/turn-record.ts";
 import type { RateLimitHeaders } from "../../limits/tenant-limits.ts";
 import { readPartStream } from "../../lib/create-part-stream.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { hashRequestBody, readIdempotencyKey } from "../read-idempotency-key.ts";
-import { readJsonBody } from "../read-json-body.ts";
+import { hashRequestBody, idempotencyKeyHeadersSchema } from "../read-idempotency-key.ts";
 import { readUsageAttribution } from "../read-usage-attribution.ts";
 import { requireScope } from "../access-guards.ts";
 import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../serve-turn.ts";
@@ -37,9 +36,32 @@ import { startStatelessTurn, type StatelessTurnInput } from "../start-stateless-
 import { isConversationId } from "./require-conversation.ts";
 import { admitTurn } from "../admit-turn.ts";
 import { registerResponseObjectRoutes } from "./response-object-routes.ts";
+import {
+  JSON_BODY_ERRORS,
+  TENANT_SECURITY,
+  TURN_ERRORS,
+  errorResponse,
+  errorResponses,
+  jsonOrEventStreamResponse,
+  jsonBody,
+} from "../route-contract.ts";
 
-const responseBodySchema = createResponseBodySchema({
-  maxMessageBytes: MAX_MESSAGE_BYTES,
+const createResponseRoute = createRoute({
+  method: "post",
+  path: "/v1/responses",
+  security: TENANT_SECURITY,
+  ...jsonBody(createResponseBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES }), {
+    headers: idempotencyKeyHeadersSchema,
+  }),
+  responses: {
+    200: jsonOrEventStreamResponse(
+      "A Response (JSON; `queued` with `background: true`), or its typed server-sent events with `stream: true`; `mol` holds the turn's MoL facts",
+    ),
+    ...errorResponses(...JSON_BODY_ERRORS, 401, 403, ...TURN_ERRORS),
+    404: errorResponse("Unknown model, conversation, previous response or input item"),
+    409: errorResponse("A request with this Idempotency-Key is still in progress (`retry-after`)"),
+    422: errorResponse("This Idempotency-Key was used with another body"),
+  },
 });
 
 /** Where a stored turn goes: its conversation's object, and whether the response shows that conversation. */
@@ -59,8 +81,8 @@ interface TurnTarget {
  */
 export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/responses/*", requireScope("responses"));
-  app.post("/v1/responses", async (c) => {
-    const body = await readJsonBody(c, responseBodySchema);
+  app.openapi(createResponseRoute, async (c) => {
+    const body = c.req.valid("json");
     const model = resolveModel(body.model ?? "mol", DEFAULT_HARNESS.router.labels);
     const forced = model.kind === "forced" ? { forcedLabel: model.label } : {};
     const input = readResponseInput(body.input, body.instructions);
@@ -73,7 +95,7 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
     });
     if (body.store === false) return serveStatelessResponse(c, body, input, echo, { ...forced, ...output });
 
-    const idempotencyKey = readIdempotencyKey(c);
+    const idempotencyKey = c.req.valid("header")["idempotency-key"];
     const named = readConversationId(body.conversation);
     if (named !== undefined && !isConversationId(named))
       throw createNotFoundError("conversation", named, "conversation");

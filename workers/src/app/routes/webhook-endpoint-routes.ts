@@ -1,11 +1,12 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../../api/errors/api-error.ts";
-import { createValidationError, createNotFoundError } from "../../api/errors/request-errors.ts";
+import { createNotFoundError } from "../../api/errors/request-errors.ts";
 import { formatItemList } from "../../api/format/format-item-list.ts";
 import { formatWebhookDelivery } from "../../api/format/format-webhook-delivery.ts";
 import { formatWebhookEndpoint } from "../../api/format/format-webhook-endpoint.ts";
 import { listItemsQuerySchema } from "../../api/schemas/conversation-schemas.ts";
+import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import {
   DEFAULT_SECRET_GRACE_SECONDS,
   createWebhookEndpointBodySchema,
@@ -17,9 +18,120 @@ import type { AuditAction } from "../../tenancy/tenant-store.ts";
 import { checkWebhookUrl } from "../../webhooks/check-webhook-url.ts";
 import { generateWebhookSecret } from "../../webhooks/webhook-signatures.ts";
 import type { AppEnv } from "../app-deps.ts";
-import { readJsonBody, readOptionalJsonBody } from "../read-json-body.ts";
 import { requireScope } from "../access-guards.ts";
+import {
+  JSON_BODY_ERRORS,
+  TENANT_SECURITY,
+  errorResponse,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+} from "../route-contract.ts";
 import { toInboundConfig } from "./to-inbound-config.ts";
+
+const endpointIdParamsSchema = z.object({ id: pathIdSchema("id", "we_0123") });
+const deliveryParamsSchema = endpointIdParamsSchema.extend({
+  message_id: pathIdSchema("message_id", "msg_0123"),
+});
+
+const security = TENANT_SECURITY;
+const scope = { 403: errorResponse("The API key lacks the `webhooks` scope") };
+const notFound = { 404: errorResponse("Unknown webhook endpoint of this tenant") };
+const read = { ...errorResponses(400, 401), ...scope, ...notFound };
+/** Writes are rate-limited on the tenant's writes bucket (admit-turn.ts). */
+const write = { ...errorResponses(400, 401, 429), ...scope, ...notFound };
+const bodyWrite = { ...write, ...errorResponses(...JSON_BODY_ERRORS) };
+const urlRefused =
+  "; 400 `invalid_webhook_url` for a URL the SSRF policy refuses (not http(s), or not a public host)";
+
+const routes = {
+  create: createRoute({
+    method: "post",
+    path: "/v1/webhook_endpoints",
+    security,
+    ...jsonBody(createWebhookEndpointBodySchema),
+    description: `Registers an outbound endpoint${urlRefused}.`,
+    responses: {
+      200: jsonResponse("The endpoint; `secret` (whsec_…) is shown this once"),
+      ...errorResponses(...JSON_BODY_ERRORS, 401, 429),
+      ...scope,
+    },
+  }),
+  list: createRoute({
+    method: "get",
+    path: "/v1/webhook_endpoints",
+    security,
+    request: { query: listItemsQuerySchema },
+    responses: {
+      200: jsonResponse("The tenant's endpoints; never a secret"),
+      ...errorResponses(400, 401),
+      ...scope,
+      404: errorResponse("`after` names no endpoint of the tenant"),
+    },
+  }),
+  retrieve: createRoute({
+    method: "get",
+    path: "/v1/webhook_endpoints/{id}",
+    security,
+    request: { params: endpointIdParamsSchema },
+    responses: { 200: jsonResponse("The endpoint"), ...read },
+  }),
+  update: createRoute({
+    method: "patch",
+    path: "/v1/webhook_endpoints/{id}",
+    security,
+    ...jsonBody(updateWebhookEndpointBodySchema, { params: endpointIdParamsSchema }),
+    description: `Changes an endpoint; \`status: enabled\` re-enables one disabled after a 410${urlRefused}.`,
+    responses: { 200: jsonResponse("The endpoint"), ...bodyWrite },
+  }),
+  delete: createRoute({
+    method: "delete",
+    path: "/v1/webhook_endpoints/{id}",
+    security,
+    request: { params: endpointIdParamsSchema },
+    responses: { 200: jsonResponse("Deleted; queued deliveries are dropped"), ...write },
+  }),
+  rotateSecret: createRoute({
+    method: "post",
+    path: "/v1/webhook_endpoints/{id}/rotate_secret",
+    security,
+    ...jsonBody(rotateWebhookSecretBodySchema, { params: endpointIdParamsSchema }, { optional: true }),
+    responses: {
+      200: jsonResponse("The new secret, shown this once; both are signed with during the grace"),
+      ...bodyWrite,
+    },
+  }),
+  listDeliveries: createRoute({
+    method: "get",
+    path: "/v1/webhook_endpoints/{id}/deliveries",
+    security,
+    request: { params: endpointIdParamsSchema, query: listDeliveriesQuerySchema },
+    responses: { 200: jsonResponse("The delivery log, oldest first"), ...read },
+  }),
+  retrieveDelivery: createRoute({
+    method: "get",
+    path: "/v1/webhook_endpoints/{id}/deliveries/{message_id}",
+    security,
+    request: { params: deliveryParamsSchema },
+    responses: {
+      200: jsonResponse("One delivery with its payload and every attempt"),
+      ...read,
+      404: errorResponse("Unknown endpoint or delivery"),
+    },
+  }),
+  redeliver: createRoute({
+    method: "post",
+    path: "/v1/webhook_endpoints/{id}/deliveries/{message_id}/redeliver",
+    security,
+    request: { params: deliveryParamsSchema },
+    responses: {
+      202: jsonResponse("Queued again, same webhook-id"),
+      ...write,
+      404: errorResponse("Unknown endpoint or delivery"),
+      409: errorResponse("The endpoint is disabled"),
+    },
+  }),
+};
 
 function checkUrl(c: Context<AppEnv>, url: string): string {
   const check = checkWebhookUrl(url, c.var.deps.webhookUrlPolicy);
@@ -63,8 +175,8 @@ export function registerWebhookEndpointRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/webhook_endpoints", requireScope("webhooks"));
   app.use("/v1/webhook_endpoints/*", requireScope("webhooks"));
 
-  app.post("/v1/webhook_endpoints", async (c) => {
-    const body = await readJsonBody(c, createWebhookEndpointBodySchema);
+  app.openapi(routes.create, async (c) => {
+    const body = c.req.valid("json");
     const { deps, tenantId } = c.var;
     const url = checkUrl(c, body.url);
     const now = Math.floor(deps.now() / 1000);
@@ -92,26 +204,27 @@ export function registerWebhookEndpointRoutes(app: OpenAPIHono<AppEnv>): void {
         secret,
         ...(generatedInbound ? { inboundSecret: generatedInbound } : {}),
       }),
+      200,
     );
   });
 
-  app.get("/v1/webhook_endpoints", async (c) => {
-    const query = listItemsQuerySchema.safeParse(c.req.query());
-    if (!query.success) throw createValidationError(query.error.issues);
-    const page = await c.var.deps.webhookEndpoints.list(c.var.tenantId, query.data);
-    if ("error" in page) throw createNotFoundError("webhook_endpoint", query.data.after ?? "", "after");
+  app.openapi(routes.list, async (c) => {
+    const query = c.req.valid("query");
+    const page = await c.var.deps.webhookEndpoints.list(c.var.tenantId, query);
+    if ("error" in page) throw createNotFoundError("webhook_endpoint", query.after ?? "", "after");
     return c.json(
       formatItemList(
         page.data.map((e) => formatWebhookEndpoint(e)),
         { hasMore: page.hasMore },
       ),
+      200,
     );
   });
 
-  app.get("/v1/webhook_endpoints/:id", async (c) => c.json(formatWebhookEndpoint(await requireEndpoint(c))));
+  app.openapi(routes.retrieve, async (c) => c.json(formatWebhookEndpoint(await requireEndpoint(c)), 200));
 
-  app.patch("/v1/webhook_endpoints/:id", async (c) => {
-    const body = await readJsonBody(c, updateWebhookEndpointBodySchema);
+  app.openapi(routes.update, async (c) => {
+    const body = c.req.valid("json");
     const current = await requireEndpoint(c);
     const { deps, tenantId } = c.var;
     const patch = {
@@ -132,21 +245,21 @@ export function registerWebhookEndpointRoutes(app: OpenAPIHono<AppEnv>): void {
       audit(c, "webhook_endpoint.updated", current.id, details),
     );
     if (!updated) throw createNotFoundError("webhook_endpoint", current.id);
-    return c.json(formatWebhookEndpoint(updated));
+    return c.json(formatWebhookEndpoint(updated), 200);
   });
 
-  app.delete("/v1/webhook_endpoints/:id", async (c) => {
+  app.openapi(routes.delete, async (c) => {
     const current = await requireEndpoint(c);
     await c.var.deps.webhookEndpoints.remove(
       c.var.tenantId,
       current.id,
       audit(c, "webhook_endpoint.deleted", current.id),
     );
-    return c.json({ id: current.id, object: "webhook_endpoint.deleted", deleted: true });
+    return c.json({ id: current.id, object: "webhook_endpoint.deleted", deleted: true }, 200);
   });
 
-  app.post("/v1/webhook_endpoints/:id/rotate_secret", async (c) => {
-    const body = await readOptionalJsonBody(c, rotateWebhookSecretBodySchema);
+  app.openapi(routes.rotateSecret, async (c) => {
+    const body = c.req.valid("json");
     const current = await requireEndpoint(c);
     const { deps, tenantId } = c.var;
     const now = Math.floor(deps.now() / 1000);
@@ -159,31 +272,31 @@ export function registerWebhookEndpointRoutes(app: OpenAPIHono<AppEnv>): void {
       audit(c, "webhook_endpoint.secret_rotated", current.id, { grace_seconds: grace }),
     );
     if (!rotated) throw createNotFoundError("webhook_endpoint", current.id);
-    return c.json(formatWebhookEndpoint(rotated, { secret: rotated.secret }));
+    return c.json(formatWebhookEndpoint(rotated, { secret: rotated.secret }), 200);
   });
 
-  app.get("/v1/webhook_endpoints/:id/deliveries", async (c) => {
-    const query = listDeliveriesQuerySchema.safeParse(c.req.query());
-    if (!query.success) throw createValidationError(query.error.issues);
+  app.openapi(routes.listDeliveries, async (c) => {
+    const query = c.req.valid("query");
     const endpoint = await requireEndpoint(c);
-    const page = await c.var.deps.webhookDeliveries(endpoint.id).listMessages(query.data);
+    const page = await c.var.deps.webhookDeliveries(endpoint.id).listMessages(query);
     return c.json(
       formatItemList(
         page.data.map((m) => formatWebhookDelivery(m)),
         { hasMore: page.hasMore },
       ),
+      200,
     );
   });
 
-  app.get("/v1/webhook_endpoints/:id/deliveries/:message_id", async (c) => {
+  app.openapi(routes.retrieveDelivery, async (c) => {
     const endpoint = await requireEndpoint(c);
-    const id = c.req.param("message_id");
+    const id = c.req.valid("param").message_id;
     const found = await c.var.deps.webhookDeliveries(endpoint.id).getMessage(id);
     if (!found) throw createNotFoundError("webhook_delivery", id);
-    return c.json(formatWebhookDelivery(found.message, found.attempts));
+    return c.json(formatWebhookDelivery(found.message, found.attempts), 200);
   });
 
-  app.post("/v1/webhook_endpoints/:id/deliveries/:message_id/redeliver", async (c) => {
+  app.openapi(routes.redeliver, async (c) => {
     const endpoint = await requireEndpoint(c);
     if (endpoint.status !== "enabled") {
       throw new ApiError({
@@ -193,7 +306,7 @@ export function registerWebhookEndpointRoutes(app: OpenAPIHono<AppEnv>): void {
         message: `The endpoint is disabled (${endpoint.disabledReason ?? "manual"}); enable it before redelivering.`,
       });
     }
-    const id = c.req.param("message_id");
+    const id = c.req.valid("param").message_id;
     const message = await c.var.deps.webhookDeliveries(endpoint.id).redeliver(id);
     if (!message) throw createNotFoundError("webhook_delivery", id);
     return c.json(formatWebhookDelivery(message), 202);
