@@ -1,7 +1,7 @@
 import type { GgufFileInfo } from "node-llama-cpp";
 import { BadRequestError } from "../../../../schema/wire/v2/index.ts";
 import { readGgufFileHeader } from "../../models/gguf/reader.ts";
-import type { GgufHeader } from "../../models/gguf/types.ts";
+import type { GgufMetadata, TensorShape } from "../../models/gguf/types.ts";
 
 /** What a LoRA is checked against, and what is read from a LoRA file: GGUF dims are [ne0 (in), ne1 (out)]. */
 export interface GgufFacts {
@@ -67,7 +67,11 @@ export function describeGgufFile(info: GgufFileInfo): GgufFacts {
   };
 }
 
-function describeGgufHeader(header: GgufHeader): GgufFacts {
+/** The facts of a GGUF header read by molmesh's reader (or of one about to be written). */
+export function describeGgufHeader(header: {
+  metadata: GgufMetadata;
+  tensors: readonly TensorShape[];
+}): GgufFacts {
   const text = (key: string): string | undefined => {
     const value = header.metadata.get(key);
     return value?.type === "string" ? value.value : undefined;
