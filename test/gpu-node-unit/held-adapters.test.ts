@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { BadRequestError, UnknownAdapterError } from "../../schema/wire/v2/index.ts";
 import { formatAdapterName } from "../../schema/wire/v2/adapter-name.ts";
 import type { EngineAdapterInfo } from "../../gpu-nodes/src/engine/engine.ts";
-import { HeldAdapters } from "../../gpu-nodes/src/engine/held-adapters.ts";
+import { HeldAdapters, readLoadRequest, reloadHeld } from "../../gpu-nodes/src/engine/held-adapters.ts";
 
 const revision = (label: string, hex: string): { info: EngineAdapterInfo } => {
   const rev = `sha256:${hex}`;
@@ -60,5 +60,13 @@ describe("HeldAdapters", () => {
     expect(drained).toBe(true);
     // Nothing claimed: drained at once.
     await held.drained(held.retire(coding.info.name));
+  });
+
+  it("checks a load's label and scale, and refuses a held revision at another scale", () => {
+    expect(readLoadRequest({ label: "chat", path: "/x.gguf" })).toEqual({ label: "chat", scale: 1 });
+    expect(() => readLoadRequest({ label: "Chat!" })).toThrow(BadRequestError);
+    expect(() => readLoadRequest({ label: "chat", scale: Number.NaN })).toThrow(BadRequestError);
+    expect(reloadHeld(chatOld.info, 1, 1)).toBe(chatOld.info);
+    expect(() => reloadHeld(chatOld.info, 1, 0.5)).toThrow(/held at scale 1/);
   });
 });

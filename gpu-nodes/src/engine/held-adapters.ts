@@ -5,7 +5,7 @@ import {
   type AdapterId,
 } from "../../../schema/wire/v2/index.ts";
 import { adapterNameMatches, type AdapterName } from "../../../schema/wire/v2/adapter-name.ts";
-import type { EngineAdapterInfo } from "./engine.ts";
+import type { EngineAdapterInfo, EngineLoadAdapterRequest } from "./engine.ts";
 
 /** What an engine keeps per adapter revision; `info.name` keys it. */
 export interface HeldRevision {
@@ -23,6 +23,29 @@ interface Entry<R> {
   claims: number;
   /** Set once the revision is retired: called when its last claim is released. */
   onDrained: (() => void) | undefined;
+}
+
+/** A load request's label and scale, checked (`bad_request`). */
+export function readLoadRequest(request: EngineLoadAdapterRequest): { label: AdapterId; scale: number } {
+  const label = adapterIdSchema.safeParse(request.label);
+  if (!label.success) throw new BadRequestError(`"${request.label}" is not an adapter label`);
+  const scale = request.scale ?? 1;
+  if (!Number.isFinite(scale)) throw new BadRequestError(`LoRA scale must be a finite number, got ${scale}`);
+  return { label: label.data, scale };
+}
+
+/**
+ * What loading a revision held already returns: the held one, since its name stands for its weights. At another
+ * scale it would not, so that is refused (`bad_request`) until the revision is unloaded.
+ */
+export function reloadHeld(held: EngineAdapterInfo, heldScale: number, scale: number): EngineAdapterInfo {
+  if (heldScale !== scale) {
+    throw new BadRequestError(
+      `${held.name} is held at scale ${heldScale}: a revision's name stands for one set of weights, ` +
+        "unload it before loading it at another scale",
+    );
+  }
+  return held;
 }
 
 /** Splits `label@rev` without throwing: a malformed name is simply held by no one. */

@@ -11,7 +11,6 @@ import {
   BadRequestError,
   EngineFailureError,
   ROUTER_ADAPTER,
-  adapterIdSchema,
   type AdapterId,
   type ServedModel,
 } from "../../../../schema/wire/v2/index.ts";
@@ -23,7 +22,7 @@ import {
   type EngineGenerateResult,
   type EngineLoadAdapterRequest,
 } from "../engine.ts";
-import { HeldAdapters } from "../held-adapters.ts";
+import { HeldAdapters, readLoadRequest, reloadHeld } from "../held-adapters.ts";
 import { createSerialQueue } from "../serial-queue.ts";
 import { DEFAULT_HOP_PRIORITY, HopPriority, type HopPriorityOptions } from "../hop-priority.ts";
 import { checkLoraFile, describeGgufFile } from "./check-lora-file.ts";
@@ -271,11 +270,7 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
 
   const load = async (request: EngineLoadAdapterRequest): Promise<EngineAdapterInfo> => {
     if (closing.signal.aborted) throw new EngineFailureError("engine is closed");
-    const label = adapterIdSchema.safeParse(request.label);
-    if (!label.success) throw new BadRequestError(`"${request.label}" is not an adapter label`);
-    const scale = request.scale ?? 1;
-    if (!Number.isFinite(scale))
-      throw new BadRequestError(`LoRA scale must be a finite number, got ${scale}`);
+    const { label, scale } = readLoadRequest(request);
     const loraPath = request.path === undefined ? undefined : resolvePath(request.path);
     const revision =
       loraPath === undefined
@@ -284,21 +279,13 @@ export async function createLlamaEngine(options: LlamaEngineOptions): Promise<En
             throw new BadRequestError(`LoRA ${loraPath} cannot be read: ${String(error)}`, { cause: error });
           });
     const info: EngineAdapterInfo = {
-      id: label.data,
-      name: formatAdapterName(label.data, revision),
+      id: label,
+      name: formatAdapterName(label, revision),
       revision,
       lora: loraPath !== undefined,
     };
     const holding = held.get(info.name);
-    if (holding) {
-      if (holding.scale !== scale) {
-        throw new BadRequestError(
-          `${info.name} is held at scale ${holding.scale}: a revision's name stands for one set of weights, ` +
-            "unload it before loading it at another scale",
-        );
-      }
-      return holding.info;
-    }
+    if (holding) return reloadHeld(holding.info, holding.scale, scale);
     if (loraPath !== undefined) await checkLoraFile(loraPath, baseFacts);
     const group =
       loraPath === undefined ? await openBareGroup() : await openLoraRevision(info, loraPath, scale);

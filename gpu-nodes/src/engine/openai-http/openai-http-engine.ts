@@ -1,10 +1,5 @@
 import { TOOL_CALL_MARKER } from "../../../../schema/tools/tool-call-text.ts";
-import {
-  BadRequestError,
-  EngineFailureError,
-  adapterIdSchema,
-  type AdapterId,
-} from "../../../../schema/wire/v2/index.ts";
+import { BadRequestError, EngineFailureError, type AdapterId } from "../../../../schema/wire/v2/index.ts";
 import { formatAdapterName } from "../../../../schema/wire/v2/adapter-name.ts";
 import type {
   Engine,
@@ -14,7 +9,7 @@ import type {
   EngineGenerateResult,
   EngineLoadAdapterRequest,
 } from "../engine.ts";
-import { HeldAdapters } from "../held-adapters.ts";
+import { HeldAdapters, readLoadRequest, reloadHeld } from "../held-adapters.ts";
 import { createSerialQueue } from "../serial-queue.ts";
 import { runCompletion } from "./completion-stream.ts";
 import { createEngineHttpClient } from "./engine-http-client.ts";
@@ -163,14 +158,10 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
     request: EngineLoadAdapterRequest,
     servedName?: string,
   ): Promise<{ served: AdapterToServe; revision: string }> => {
-    const label = adapterIdSchema.safeParse(request.label);
-    if (!label.success) throw new BadRequestError(`"${request.label}" is not an adapter label`);
-    const scale = request.scale ?? 1;
-    if (!Number.isFinite(scale))
-      throw new BadRequestError(`LoRA scale must be a finite number, got ${scale}`);
+    const { label, scale } = readLoadRequest(request);
     const revision = await revisionOf(request.path);
-    const name = formatAdapterName(label.data, revision);
-    return { served: { label: label.data, name, path: request.path, scale, servedName }, revision };
+    const name = formatAdapterName(label, revision);
+    return { served: { label, name, path: request.path, scale, servedName }, revision };
   };
 
   const hold = (served: AdapterToServe, route: AdapterRoute, revision: string): EngineAdapterInfo => {
@@ -199,15 +190,7 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
     if (closing.signal.aborted) throw new EngineFailureError("engine is closed");
     const { served, revision } = await describe(request);
     const holding = held.get(served.name);
-    if (holding) {
-      if (holding.served.scale !== served.scale) {
-        throw new BadRequestError(
-          `${served.name} is held at scale ${holding.served.scale}: a revision's name stands for one set of ` +
-            "weights, unload it before loading it at another scale",
-        );
-      }
-      return holding.info;
-    }
+    if (holding) return reloadHeld(holding.info, holding.served.scale, served.scale);
     const [route] = await connection.prepare([served]);
     if (route === undefined) throw new EngineFailureError(`no route for ${served.name}`);
     return hold(served, route, revision);
