@@ -1,17 +1,19 @@
 import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { buildDefaultHarness } from "../../schema/harness/default-harness.ts";
 import { BadRequestError, UnknownAdapterError } from "../../schema/wire/v2/index.ts";
 import type { Engine, EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
 import { createLlamaEngine } from "../../gpu-nodes/src/engine/llama/create-llama-engine.ts";
-import { readGgufFileHeader } from "../../gpu-nodes/src/models/gguf/reader.ts";
 import { writeGgufFile } from "../../gpu-nodes/src/models/gguf/writer.ts";
 import { buildLoraAdapter } from "../../gpu-nodes/tools/test-models/lora-adapter.ts";
 import { TINY_LLAMA_DEFAULTS, buildTinyLlama } from "../../gpu-nodes/tools/test-models/tiny-llama.ts";
 import { renderExamplePrompt } from "../bench/routing/render-router-prompts.ts";
+import { REPO_ROOT } from "../harness/paths.ts";
 import { BARE_BASE_ADAPTER, buildTinyEngineOptions } from "../harness/start-test-node.ts";
 
 // One engine, as a node runs it: chat and l0 with LoRAs, two adapters on the bare base. Revisions come and go.
@@ -59,6 +61,9 @@ function request(adapter: string, conversationId: string, overrides: Partial<Eng
     ...overrides,
   };
 }
+
+const run = promisify(execFile);
+const WRITE_LORA = join(REPO_ROOT, "test", "harness", "write-lora-file.ts");
 
 const nameOf = (requested: string): string => {
   const name = engine.resolveAdapter(requested)?.name;
@@ -200,12 +205,13 @@ describe("adapter revisions in a running llama.cpp engine", () => {
   });
 
   it("unloading frees the revision's context and its LoRA: RSS returns after each load", async () => {
-    // LoRAs far larger than the tiny model's (rank 6144, 48 MB of f32) so their memory stands out of the noise.
-    const header = await readGgufFileHeader(models.base);
+    // LoRAs far larger than the tiny model's (rank 6144, 48 MB of f32) so their memory stands out of the noise,
+    // written by another process: generated here, their garbage would be freed in the middle of a measurement.
     const paths: string[] = [];
     for (const seed of [101, 102, 103]) {
       const path = join(workDir, `big-${seed}.gguf`);
-      await writeGgufFile(path, buildLoraAdapter({ base: header, label: "coding", seed, rank: 6144 }));
+      const args = [models.base, path, "coding", String(seed), "6144"];
+      await run(process.execPath, ["--import", "tsx", WRITE_LORA, ...args]);
       paths.push(path);
     }
     const loraBytes = (await stat(paths[0] ?? "")).size;
