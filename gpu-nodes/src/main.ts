@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     metricsHost: env.MOL_METRICS_HOST,
   });
   process.stdout.write(
-    `molmesh gpu node ${nodeId} ready (${engine.kind}, ${engine.adapters.length} adapters)\n`,
+    `molmesh gpu node ${nodeId} ready (${engine.kind}, ${engine.adapters().length} adapters)\n`,
   );
   if (node.metricsUrl) process.stdout.write(`molmesh gpu node ${nodeId} metrics ${node.metricsUrl}\n`);
 

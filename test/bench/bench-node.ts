@@ -94,7 +94,7 @@ const memory = {
   adapterFileBytes: Object.fromEntries(Object.entries(models.adapters).map(([id, p]) => [id, fileBytes(p)])),
   kvBytesPerSlot: await measureKvBytesPerSlot(models.base, CONTEXT_SIZE),
   slotsPerAdapter: SLOTS,
-  contexts: t.engine.adapters.length,
+  contexts: t.engine.adapters().length,
   rssBeforeLoadBytes: rssBefore,
   rssAfterLoadBytes: rssLoaded,
   rssAfterRunBytes: rssAfter,

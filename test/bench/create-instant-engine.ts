@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Engine, EngineGenerateRequest } from "../../gpu-nodes/src/engine/engine.ts";
+import { fixedAdapters } from "../harness/fixed-adapters.ts";
 
 const REVISION = "sha256:0000000000000000";
 
@@ -37,10 +38,11 @@ export function createInstantEngine(adapters: readonly string[], script?: Script
       ),
     );
   };
+  const { nameOf, ...adapterVerbs } = fixedAdapters(adapters, REVISION);
   return {
     kind: script ? "scripted" : "instant",
     baseModel: { name: script ? "scripted" : "instant", revision: REVISION },
-    adapters: adapters.map((id) => ({ id, revision: REVISION, lora: false })),
+    ...adapterVerbs,
     async generate(request) {
       const started = performance.now();
       let text = "";
@@ -77,6 +79,7 @@ export function createInstantEngine(adapters: readonly string[], script?: Script
     snapshot: () =>
       adapters.map((adapter) => ({
         adapter,
+        name: nameOf(adapter),
         totalSlots: slots,
         freeSlots: slots,
         warmConversations: warm.get(adapter) ?? [],

@@ -90,30 +90,50 @@ export function generateRequest(overrides: Partial<EngineGenerateRequest> = {}):
   };
 }
 
-/** vLLM init endpoints; names in `alreadyLoaded` answer the real "already been loaded" 400. */
-export function vllmInitHandlers(
-  loras: ReadonlyArray<{ name: string; path: string }>,
-  alreadyLoaded: string[] = [],
-) {
+/**
+ * A vLLM's LoRA endpoints, stateful as the real server is: it starts with `preloaded` (its `--lora-modules`),
+ * `POST /v1/load_lora_adapter` adds one (400 "already been loaded" for a name it has), `POST
+ * /v1/unload_lora_adapter` removes one (404 "cannot be found" for a name it lacks), `GET /v1/models` lists the
+ * base and what it holds. Messages as vLLM's serving_models.py sends them.
+ */
+export function vllmInitHandlers(preloaded: ReadonlyArray<{ name: string; path: string }> = []) {
+  const loras = new Map(preloaded.map(({ name, path }) => [name, path]));
   return [
     http.post(`${VLLM_URL}/v1/load_lora_adapter`, async ({ request }) => {
-      const body = (await request.json()) as { lora_name: string };
-      if (alreadyLoaded.includes(body.lora_name)) {
+      const body = (await request.json()) as { lora_name: string; lora_path: string };
+      if (loras.has(body.lora_name)) {
         const message =
           `The lora adapter '${body.lora_name}' has already been loaded. ` +
           "If you want to load the adapter in place, set 'load_inplace' to True.";
         return vllmErrorResponse(400, message, "InvalidUserInput");
       }
+      loras.set(body.lora_name, body.lora_path);
       return new HttpResponse(`Success: LoRA adapter '${body.lora_name}' added successfully.`);
     }),
-    http.get(`${VLLM_URL}/v1/models`, () => HttpResponse.json(vllmModelList(BASE_MODEL, loras))),
+    http.post(`${VLLM_URL}/v1/unload_lora_adapter`, async ({ request }) => {
+      const body = (await request.json()) as { lora_name: string };
+      if (!loras.delete(body.lora_name)) {
+        return vllmErrorResponse(
+          404,
+          `The lora adapter '${body.lora_name}' cannot be found.`,
+          "NotFoundError",
+        );
+      }
+      return new HttpResponse(`Success: LoRA adapter '${body.lora_name}' removed successfully.`);
+    }),
+    http.get(`${VLLM_URL}/v1/models`, () =>
+      HttpResponse.json(
+        vllmModelList(
+          BASE_MODEL,
+          [...loras].map(([name, path]) => ({ name, path })),
+        ),
+      ),
+    ),
   ];
 }
 
-export const DEFAULT_VLLM_LORAS = [
-  { name: "chat", path: CHAT_PATH },
-  { name: "coding-v3", path: CODING_PATH },
-];
+/** What the vLLM in these tests was started with: `coding` under its --lora-modules name (see vllmOptions). */
+export const DEFAULT_VLLM_LORAS = [{ name: "coding-v3", path: CODING_PATH }];
 
 export function llamaServerInitHandler(paths: readonly string[] = [CHAT_GGUF, FOREIGN_GGUF, CODING_GGUF]) {
   return http.get(`${LLAMA_URL}/lora-adapters`, () => HttpResponse.json(llamaServerLoraList(paths)));

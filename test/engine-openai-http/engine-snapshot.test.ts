@@ -33,10 +33,32 @@ describe("snapshot", () => {
       await engine.generate(generateRequest({ conversationId }));
     }
     await engine.generate(generateRequest({ adapter: "l0", conversationId: "z" }));
+    const nameOf = (label: string) => engine.resolveAdapter(label)?.name;
     expect(engine.snapshot()).toEqual([
-      { adapter: "l0", totalSlots: 2, freeSlots: 2, warmConversations: ["z"], waiting: 0 },
-      { adapter: "chat", totalSlots: 2, freeSlots: 2, warmConversations: ["a", "c"], waiting: 0 },
-      { adapter: "coding", totalSlots: 2, freeSlots: 2, warmConversations: [], waiting: 0 },
+      {
+        adapter: "l0",
+        name: nameOf("l0"),
+        totalSlots: 2,
+        freeSlots: 2,
+        warmConversations: ["z"],
+        waiting: 0,
+      },
+      {
+        adapter: "chat",
+        name: nameOf("chat"),
+        totalSlots: 2,
+        freeSlots: 2,
+        warmConversations: ["a", "c"],
+        waiting: 0,
+      },
+      {
+        adapter: "coding",
+        name: nameOf("coding"),
+        totalSlots: 2,
+        freeSlots: 2,
+        warmConversations: [],
+        waiting: 0,
+      },
     ]);
   });
 
@@ -64,6 +86,7 @@ describe("snapshot", () => {
     const chat = inFlight.find((slots) => slots.adapter === "chat");
     expect(chat).toEqual({
       adapter: "chat",
+      name: engine.resolveAdapter("chat")?.name,
       totalSlots: 3,
       freeSlots: 2,
       warmConversations: ["live"],

@@ -1,6 +1,6 @@
 import { http } from "msw";
 import { describe, expect, it } from "vitest";
-import { UnknownAdapterError } from "../../schema/wire/v2/index.ts";
+import { BadRequestError } from "../../schema/wire/v2/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   BASE_MODEL,
@@ -36,18 +36,18 @@ describe("llama-server init", () => {
     const engine = await createOpenAiHttpEngine(llamaServerOptions());
     expect(seen).toEqual(["GET /lora-adapters"]);
     expect(engine.kind).toBe("llama-server");
-    expect(engine.adapters.map(({ id, lora }) => ({ id, lora }))).toEqual([
+    expect(engine.adapters().map(({ id, lora }) => ({ id, lora }))).toEqual([
       { id: "l0", lora: false },
       { id: "chat", lora: true },
       { id: "coding", lora: true },
     ]);
-    expect(engine.adapters.find((adapter) => adapter.id === "l0")?.revision).toMatch(/^[0-9a-f]{16}$/);
+    expect(engine.adapters().find((adapter) => adapter.id === "l0")?.revision).toMatch(/^[0-9a-f]{16}$/);
   });
 
   it("fails clearly when llama-server was started without an adapter", async () => {
     server.use(llamaServerInitHandler([CHAT_GGUF]));
     const failure = createOpenAiHttpEngine(llamaServerOptions());
-    await expect(failure).rejects.toBeInstanceOf(UnknownAdapterError);
+    await expect(failure).rejects.toBeInstanceOf(BadRequestError);
     await expect(failure).rejects.toThrow(
       /no LoRA for adapter "coding" \(\/srv\/adapters\/coding\.gguf\).*--lora/,
     );

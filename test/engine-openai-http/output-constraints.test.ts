@@ -121,7 +121,12 @@ describe("vLLM: output constraints in the request body", () => {
     });
     expect(result.text).toBe(TOOL_CALL_MARKER + CALL);
     expect(deltas.join("")).toBe(result.text);
-    expect(engine.features).toEqual(["output:json_schema", "output:json_object", "output:tools"]);
+    expect(engine.features).toEqual([
+      "output:json_schema",
+      "output:json_object",
+      "output:tools",
+      "output:grammar",
+    ]);
   });
 
   it('refuses tool choice "auto" as bad_request without calling the server', async () => {

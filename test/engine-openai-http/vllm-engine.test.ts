@@ -1,6 +1,6 @@
-import { http } from "msw";
+import { http, HttpResponse } from "msw";
 import { describe, expect, it } from "vitest";
-import { UnknownAdapterError } from "../../schema/wire/v2/index.ts";
+import { BadRequestError, EngineFailureError } from "../../schema/wire/v2/index.ts";
 import { createOpenAiHttpEngine } from "../../gpu-nodes/src/engine/openai-http/openai-http-engine.ts";
 import {
   BASE_MODEL,
@@ -31,36 +31,39 @@ function completionHandler(bodies: unknown[], reply: Parameters<typeof vllmCompl
 }
 
 describe("vLLM init", () => {
-  it("loads path adapters at runtime, treats 'already loaded' as success and verifies /v1/models", async () => {
+  it("loads path adapters at runtime under versioned names, treats 'already loaded' as success, verifies /v1/models", async () => {
     const loadBodies: unknown[] = [];
     server.use(
       http.post(`${VLLM_URL}/v1/load_lora_adapter`, async ({ request }) => {
         loadBodies.push(await request.clone().json());
         return undefined;
       }),
-      ...vllmInitHandlers(DEFAULT_VLLM_LORAS, ["coding-v3"]),
+      ...vllmInitHandlers(DEFAULT_VLLM_LORAS),
     );
     const engine = await createOpenAiHttpEngine(vllmOptions());
+    const chat = engine.resolveAdapter("chat");
+    expect(chat?.name).toMatch(/^chat@[0-9a-f]{12}$/);
+    // `coding` keeps the name vLLM already serves it under (its --lora-modules name): "already loaded".
     expect(loadBodies).toEqual([
-      { lora_name: "chat", lora_path: CHAT_PATH },
+      { lora_name: chat?.name, lora_path: CHAT_PATH },
       { lora_name: "coding-v3", lora_path: CODING_PATH },
     ]);
     expect(seen).toEqual(["POST /v1/load_lora_adapter", "POST /v1/load_lora_adapter", "GET /v1/models"]);
     expect(engine.kind).toBe("vllm");
     expect(engine.baseModel.name).toBe(BASE_MODEL);
-    expect(engine.adapters.map(({ id, lora }) => ({ id, lora }))).toEqual([
+    expect(engine.adapters().map(({ id, lora }) => ({ id, lora }))).toEqual([
       { id: "l0", lora: false },
       { id: "chat", lora: true },
       { id: "coding", lora: true },
     ]);
-    const revisions = engine.adapters.map((adapter) => adapter.revision);
+    const revisions = engine.adapters().map((adapter) => adapter.revision);
     for (const revision of revisions) expect(revision).toMatch(/^[0-9a-f]{16}$/);
     expect(new Set(revisions).size).toBe(3);
     const again = await createOpenAiHttpEngine(vllmOptions());
-    expect(again.adapters.map((adapter) => adapter.revision)).toEqual(revisions);
+    expect(again.adapters().map((adapter) => adapter.revision)).toEqual(revisions);
   });
 
-  it("fails clearly when vLLM refuses to load a LoRA", async () => {
+  it("fails clearly when vLLM refuses to load a LoRA: the file is at fault (bad_request)", async () => {
     server.use(
       http.post(`${VLLM_URL}/v1/load_lora_adapter`, () =>
         vllmErrorResponse(404, "No adapter found for /srv/adapters/chat", "NotFoundError"),
@@ -68,16 +71,25 @@ describe("vLLM init", () => {
       ...vllmInitHandlers(DEFAULT_VLLM_LORAS),
     );
     const failure = createOpenAiHttpEngine(vllmOptions());
-    await expect(failure).rejects.toBeInstanceOf(UnknownAdapterError);
-    await expect(failure).rejects.toThrow(/refused to load LoRA "chat".*No adapter found/);
+    await expect(failure).rejects.toBeInstanceOf(BadRequestError);
+    await expect(failure).rejects.toThrow(/refused to load LoRA "chat@[0-9a-f]{12}".*No adapter found/);
   });
 
   it("fails when /v1/models does not list an adapter or lists it from another path", async () => {
-    server.use(...vllmInitHandlers([{ name: "chat", path: CHAT_PATH }]));
-    await expect(createOpenAiHttpEngine(vllmOptions())).rejects.toThrow(/does not serve LoRA "coding-v3"/);
+    // Runtime loading off (FastAPI's bare 404): only what the server was started with is served.
     server.use(
-      ...vllmInitHandlers([...DEFAULT_VLLM_LORAS.slice(0, 1), { name: "coding-v3", path: "/old/coding" }]),
+      http.post(`${VLLM_URL}/v1/load_lora_adapter`, () =>
+        HttpResponse.json({ detail: "Not Found" }, { status: 404 }),
+      ),
+      ...vllmInitHandlers(DEFAULT_VLLM_LORAS),
     );
+    const notListed = createOpenAiHttpEngine(vllmOptions());
+    await expect(notListed).rejects.toBeInstanceOf(EngineFailureError);
+    await expect(notListed).rejects.toThrow(
+      /does not serve LoRA "chat@[0-9a-f]{12}".*VLLM_ALLOW_RUNTIME_LORA_UPDATING/,
+    );
+    server.resetHandlers();
+    server.use(...vllmInitHandlers([{ name: "coding-v3", path: "/old/coding" }]));
     await expect(createOpenAiHttpEngine(vllmOptions())).rejects.toThrow(/from \/old\/coding, not/);
   });
 });

@@ -22,6 +22,22 @@ describe("SlotPool", () => {
     expect(pool.warmConversations()).toEqual(["c", "a"]);
   });
 
+  it("grows: a request waiting for a full pool takes a slot added, and the waiting room grows too", async () => {
+    const pool = new SlotPool(["s0"], { maxWaiting: 1 });
+    const held = await pool.acquire("a", never);
+    const waiting = pool.acquire("b", never);
+    await expect(pool.acquire("c", never)).rejects.toBeInstanceOf(OverloadedError);
+    pool.grow(["s1"], 1);
+    expect((await waiting).slot).toBe("s1");
+    expect(pool.total).toBe(2);
+    const c = pool.acquire("c", never);
+    const d = pool.acquire("d", never);
+    expect(pool.waiting).toBe(2);
+    held.release();
+    expect((await c).slot).toBe("s0");
+    await expect(Promise.race([d, Promise.resolve("still waiting")])).resolves.toBe("still waiting");
+  });
+
   it("queues up to maxWaiting, then refuses with overloaded", async () => {
     const pool = new SlotPool(["s0"], { maxWaiting: 1 });
     const first = await pool.acquire("a", never);

@@ -45,7 +45,7 @@ describe.each([
   });
 
   it("reports distinct revisions for LoRA adapters and the base revision for the bare one", () => {
-    const revisions = new Map(t.engine.adapters.map((a) => [a.id, a.revision]));
+    const revisions = new Map(t.engine.adapters().map((a) => [a.id, a.revision]));
     expect(revisions.get(BARE_BASE_ADAPTER)).toBe(t.engine.baseModel.revision);
     expect(new Set(DEFAULT_ADAPTER_IDS.map((id) => revisions.get(id))).size).toBe(DEFAULT_ADAPTER_IDS.length);
   });

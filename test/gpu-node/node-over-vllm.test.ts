@@ -32,7 +32,7 @@ let node: GpuNode;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  server.use(...vllmInitHandlers(DEFAULT_VLLM_LORAS, []));
+  server.use(...vllmInitHandlers(DEFAULT_VLLM_LORAS));
   const engine = await createOpenAiHttpEngine(vllmOptions({ now: () => performance.now() }));
   nodeNc = await connect({ servers: nats.url });
   client = await connect({ servers: nats.url });

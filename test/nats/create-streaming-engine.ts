@@ -1,4 +1,5 @@
 import type { Engine } from "../../gpu-nodes/src/engine/engine.ts";
+import { fixedAdapters } from "../harness/fixed-adapters.ts";
 
 /** A view containing this makes the engine emit one delta and then hold the hop until it is cancelled. */
 export const HOLD_UNTIL_CANCELLED = "[hold until cancelled]";
@@ -23,10 +24,11 @@ export function createStreamingEngine(adapters: readonly string[]): StreamingEng
     prefillMs: 0,
     decodeMs: 0,
   });
+  const { nameOf, ...adapterVerbs } = fixedAdapters(adapters, "sha256:0000000000000000");
   return {
     kind: "streaming-test",
     baseModel: { name: "none", revision: "sha256:0000000000000000" },
-    adapters: adapters.map((id) => ({ id, revision: "sha256:0000000000000000", lora: false })),
+    ...adapterVerbs,
     get cancelled() {
       return cancelled;
     },
@@ -49,6 +51,7 @@ export function createStreamingEngine(adapters: readonly string[]): StreamingEng
     snapshot: () =>
       adapters.map((adapter) => ({
         adapter,
+        name: nameOf(adapter),
         totalSlots: 4,
         freeSlots: 4,
         warmConversations: [],

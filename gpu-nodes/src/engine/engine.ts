@@ -6,6 +6,7 @@ import type {
   ServedModel,
   Usage,
 } from "../../../schema/wire/v2/index.ts";
+import type { AdapterName } from "../../../schema/wire/v2/adapter-name.ts";
 import type { HopPriorityStats } from "./hop-priority.ts";
 
 /**
@@ -44,8 +45,12 @@ export function buildChoiceGrammar(choices: readonly string[]): string {
 }
 
 export interface EngineGenerateRequest {
-  adapter: AdapterId;
-  /** KV slot key: the engine keeps (conversationId, adapter) warm so the next view reuses its prefix. */
+  /**
+   * A label (`chat`: the label's default revision, the oldest one held) or a versioned name (`chat@0123abcd…`:
+   * that revision, or `unknown_adapter`), see held-adapters.ts.
+   */
+  adapter: AdapterName;
+  /** KV slot key: the engine keeps (conversationId, adapter revision) warm so the next view reuses its prefix. */
   conversationId: string;
   /**
    * The exact prompt (the adapter's view); engines apply no chat template on top. Special tokens the
@@ -100,14 +105,31 @@ export interface EngineGenerateResult {
 }
 
 export interface EngineAdapterInfo {
+  /** The label (l0, chat, …). */
   id: AdapterId;
+  /** `label@<rev hex>` (schema/wire/v2/adapter-name.ts): what KV slots, snapshots and heartbeats key on. */
+  name: AdapterName;
   /** Content fingerprint of the LoRA (or of the base, for an adapter on the bare base). */
   revision: string;
   lora: boolean;
 }
 
+export interface EngineLoadAdapterRequest {
+  label: AdapterId;
+  /**
+   * The LoRA: a GGUF on this machine for llama.cpp; for vLLM and llama-server the path as that server sees it.
+   * Absent: the label runs on the bare base.
+   */
+  path?: string | undefined;
+  /** LoRA scale (default 1); vLLM has none. */
+  scale?: number | undefined;
+}
+
 export interface EngineAdapterSlots {
+  /** The label. */
   adapter: AdapterId;
+  /** The revision these slots belong to. */
+  name: AdapterName;
   totalSlots: number;
   freeSlots: number;
   /** Conversations whose KV for this adapter is resident, most recently used first. */
@@ -127,12 +149,31 @@ export interface Engine {
   readonly baseModel: { name: string; revision: string };
   /** The chat format, context and tokenizer the edge renders views for; absent: the edge's default harness. */
   readonly servedModel?: ServedModel;
-  readonly adapters: readonly EngineAdapterInfo[];
-  /** Configured adapters that failed to load: the node serves without them and says so in its heartbeat. */
+  /** The revisions held now, oldest load first (each label's first is its default). */
+  adapters(): EngineAdapterInfo[];
+  /** The revision a request for `requested` (label or versioned name) runs on now; undefined: it is refused. */
+  resolveAdapter(requested: string): EngineAdapterInfo | undefined;
+  /**
+   * Configured adapters that failed to load at start: the node serves without them and says so in its
+   * heartbeat. Live: a later successful {@link loadAdapter} of the label takes its entry out.
+   */
   readonly failedAdapters?: ReadonlyArray<{ id: AdapterId; reason: string }>;
   /** Constraints beyond `choice` this engine honours; absent = none. Published in the node's heartbeat. */
   readonly features?: readonly NodeFeature[];
   generate(request: EngineGenerateRequest): Promise<EngineGenerateResult>;
+  /**
+   * Holds a revision of `label` from now on; loading what is held already (same label, same content) returns
+   * the held revision. A failure leaves the engine as it was and throws `bad_request` when the file is at fault
+   * (missing, not a LoRA, made for another base) and `engine_failure` when the engine is (out of memory,
+   * unreachable, closed).
+   */
+  loadAdapter(request: EngineLoadAdapterRequest): Promise<EngineAdapterInfo>;
+  /**
+   * Lets go of the revision `name` (versioned; a prefix of its hex is enough): new requests for it are refused
+   * with `unknown_adapter` at once, requests already running on it finish, then its memory is freed.
+   */
+  unloadAdapter(name: string): Promise<void>;
+  /** One entry per revision held. */
   snapshot(): EngineAdapterSlots[];
   /**
    * How summaries yielded to latency hops (gpu-nodes/src/engine/hop-priority.ts); absent: the engine does not

@@ -5,7 +5,7 @@ import type { NodeConfig } from "../config/node-config.ts";
 import type { Engine } from "../engine/engine.ts";
 import { createLlamaEngine } from "../engine/llama/create-llama-engine.ts";
 import { createOpenAiHttpEngine } from "../engine/openai-http/openai-http-engine.ts";
-import { fingerprintFile } from "./fingerprint-file.ts";
+import { fingerprintAdapterPath, fingerprintFile } from "./fingerprint-file.ts";
 
 export const DEFAULT_MODELS_DIR = join(homedir(), ".cache", "molmesh", "models");
 
@@ -34,6 +34,7 @@ export async function createEngineFromConfig(
       apiKey: env.MOL_ENGINE_API_KEY,
       baseModel: env.MOL_ENGINE_MODEL as string,
       adapters: adapters.map(({ id, path }) => ({ id, path, scale: env.MOL_ADAPTER_SCALE })),
+      fingerprintPath: fingerprintAdapterPath,
       fetch: globalThis.fetch.bind(globalThis),
       now: () => performance.now(),
       warmSlotsPerAdapter: env.MOL_SLOTS_PER_ADAPTER,

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { open } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
+import { join } from "node:path";
 
 /** Bytes read from each end of a file for its fingerprint. */
 const FINGERPRINT_EDGE_BYTES = 1024 * 1024;
@@ -24,5 +25,21 @@ export async function fingerprintFile(path: string): Promise<string> {
     return `sha256:${hash.digest("hex").slice(0, 16)}`;
   } finally {
     await file.close();
+  }
+}
+
+/** The weights file of a PEFT adapter folder (what vLLM loads). */
+const PEFT_WEIGHTS = "adapter_model.safetensors";
+
+/**
+ * The content fingerprint of an adapter an HTTP engine server loads, when this machine can read it: a GGUF
+ * file (llama-server) or a PEFT folder's weights (vLLM). Undefined when the path is not readable from here.
+ */
+export async function fingerprintAdapterPath(path: string): Promise<string | undefined> {
+  try {
+    const isFolder = (await stat(path)).isDirectory();
+    return await fingerprintFile(isFolder ? join(path, PEFT_WEIGHTS) : path);
+  } catch {
+    return undefined;
   }
 }

@@ -5,7 +5,6 @@ import {
   type WireVersion,
 } from "../../../schema/wire/v2/index.ts";
 import type { Engine } from "../engine/engine.ts";
-import { adapterNameOf } from "./generate-handler.ts";
 import type { Admission } from "./admission.ts";
 import type { NodeLoadMeter } from "./node-load.ts";
 
@@ -32,12 +31,13 @@ export function describeNodeStatus(source: NodeStatusSource): NodeStatus & { ver
     engine: source.engine.kind,
     baseModel: source.engine.baseModel,
     ...(source.engine.servedModel ? { servedModel: source.engine.servedModel } : {}),
-    adapters: source.engine.adapters.map((adapter) => {
-      const s = slots.find((x) => x.adapter === adapter.id);
+    // One entry per revision held: two revisions of a label (a canary beside the default) are two entries.
+    adapters: source.engine.adapters().map((adapter) => {
+      const s = slots.find((x) => x.name === adapter.name);
       return {
         id: adapter.id,
+        name: adapter.name,
         revision: adapter.revision,
-        name: adapterNameOf(adapter),
         lora: adapter.lora,
         totalSlots: s?.totalSlots ?? 0,
         freeSlots: s?.freeSlots ?? 0,

@@ -2,8 +2,6 @@ import {
   BadRequestError,
   EngineFailureError,
   UnknownAdapterError,
-  adapterNameMatches,
-  formatAdapterName,
   isLatencyClass,
   parseAdapterName,
   type ChoiceConstraint,
@@ -48,7 +46,7 @@ export interface ServedGeneration extends GenerateOutcome {
 
 /** The adapter revision a request names: its exact name, or for a bare label the engine's default revision. */
 export function resolveAdapter(engine: Engine, requested: string): EngineAdapterInfo {
-  const held = engine.adapters.find((a) => adapterNameMatches(requested, adapterNameOf(a)));
+  const held = engine.resolveAdapter(requested);
   if (held) return held;
   const { label } = parseAdapterName(requested);
   const failed = engine.failedAdapters?.find((a) => a.id === label);
@@ -59,7 +57,7 @@ export function resolveAdapter(engine: Engine, requested: string): EngineAdapter
 
 /** The versioned name of an adapter the engine holds. */
 export function adapterNameOf(adapter: EngineAdapterInfo): string {
-  return formatAdapterName(adapter.id, adapter.revision);
+  return adapter.name;
 }
 
 /**
@@ -92,7 +90,8 @@ export async function serveGenerate(
 function engineBase(request: GenerateRequest, adapter: EngineAdapterInfo, ctx: GenerateContext) {
   const background = !isLatencyClass(request.priority);
   return {
-    adapter: adapter.id,
+    // The revision resolved above, by name: a bare label could meet another default once the engine has moved on.
+    adapter: adapter.name,
     conversationId: request.slotKey,
     signal: ctx.signal,
     ...(background

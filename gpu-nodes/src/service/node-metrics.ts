@@ -2,12 +2,27 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { PriorityClass, Usage } from "../../../schema/wire/v2/index.ts";
-import type { Engine } from "../engine/engine.ts";
+import type { Engine, EngineAdapterSlots } from "../engine/engine.ts";
 import type { HopPriorityStats } from "../engine/hop-priority.ts";
 import type { Admission } from "./admission.ts";
 
 /** Hop latencies from a few ms (a warm route) to minutes (a long answer on a slow CPU). */
 const HOP_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/**
+ * Sets a per-adapter gauge from the engine's slots, summing the revisions of a label (a canary beside the default)
+ * and dropping labels the engine no longer holds.
+ */
+function setByLabel(
+  gauge: Gauge<"adapter">,
+  slots: readonly EngineAdapterSlots[],
+  value: (slots: EngineAdapterSlots) => number,
+): void {
+  const sums = new Map<string, number>();
+  for (const s of slots) sums.set(s.adapter, (sums.get(s.adapter) ?? 0) + value(s));
+  gauge.reset();
+  for (const [adapter, sum] of sums) gauge.set({ adapter }, sum);
+}
 
 /**
  * A node's Prometheus metrics (prom-client): what each hop cost, by hop and adapter, and the load that placement
@@ -70,8 +85,7 @@ export class NodeMetrics {
       labelNames: ["adapter"],
       registers,
       collect() {
-        for (const s of source.engine.snapshot())
-          this.set({ adapter: s.adapter }, s.totalSlots - s.freeSlots);
+        setByLabel(this, source.engine.snapshot(), (s) => s.totalSlots - s.freeSlots);
       },
     });
     new Gauge({
@@ -80,7 +94,7 @@ export class NodeMetrics {
       labelNames: ["adapter"],
       registers,
       collect() {
-        for (const s of source.engine.snapshot()) this.set({ adapter: s.adapter }, s.totalSlots);
+        setByLabel(this, source.engine.snapshot(), (s) => s.totalSlots);
       },
     });
     new Gauge({
@@ -89,7 +103,7 @@ export class NodeMetrics {
       labelNames: ["adapter"],
       registers,
       collect() {
-        for (const s of source.engine.snapshot()) this.set({ adapter: s.adapter }, s.waiting);
+        setByLabel(this, source.engine.snapshot(), (s) => s.waiting);
       },
     });
     new Gauge({

@@ -29,7 +29,7 @@ interface Waiter<S> {
 export class SlotPool<S> {
   readonly #states: SlotState<S>[];
   readonly #waiters: Waiter<S>[] = [];
-  readonly #maxWaiting: number;
+  #maxWaiting: number;
   #clock = 0;
 
   constructor(slots: readonly S[], options: { maxWaiting: number }) {
@@ -45,6 +45,15 @@ export class SlotPool<S> {
   }
   get waiting(): number {
     return this.#waiters.length;
+  }
+
+  /** Adds slots (and room for `maxWaiting` more waiting requests): a pool shared by adapters grows as one joins. */
+  grow(slots: readonly S[], maxWaiting: number): void {
+    this.#states.push(
+      ...slots.map((slot) => ({ slot, conversationId: undefined, busy: false, lastUsed: 0 })),
+    );
+    this.#maxWaiting += maxWaiting;
+    this.#wakeWaiters();
   }
 
   /** Conversations whose KV is resident, most recently used first. */

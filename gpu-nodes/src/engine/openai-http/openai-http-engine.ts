@@ -1,21 +1,48 @@
 import { TOOL_CALL_MARKER } from "../../../../schema/tools/tool-call-text.ts";
-import {
-  BadRequestError,
-  EngineFailureError,
-  UnknownAdapterError,
-} from "../../../../schema/wire/v2/index.ts";
-import type { Engine, EngineAdapterSlots, EngineGenerateRequest, EngineGenerateResult } from "../engine.ts";
+import { BadRequestError, EngineFailureError, type AdapterId } from "../../../../schema/wire/v2/index.ts";
+import { formatAdapterName } from "../../../../schema/wire/v2/adapter-name.ts";
+import type {
+  Engine,
+  EngineAdapterInfo,
+  EngineAdapterSlots,
+  EngineGenerateRequest,
+  EngineGenerateResult,
+  EngineLoadAdapterRequest,
+} from "../engine.ts";
+import { HeldAdapters, readLoadRequest, reloadHeld } from "../held-adapters.ts";
+import { createSerialQueue } from "../serial-queue.ts";
 import { runCompletion } from "./completion-stream.ts";
 import { createEngineHttpClient } from "./engine-http-client.ts";
 import {
-  OPENAI_HTTP_FLAVORS,
   computeFingerprint,
-  type OpenAiHttpAdapterOption,
+  type AdapterRoute,
+  type AdapterToServe,
+  type OpenAiHttpFlavor,
   type OpenAiHttpFlavorName,
-  type ServedAdapter,
 } from "./flavors.ts";
+import { llamaServerFlavor } from "./llama-server-flavor.ts";
+import { vllmFlavor } from "./vllm-flavor.ts";
 
-export type { OpenAiHttpAdapterOption, OpenAiHttpFlavorName } from "./flavors.ts";
+export type { OpenAiHttpFlavorName } from "./flavors.ts";
+
+const OPENAI_HTTP_FLAVORS: Readonly<Record<OpenAiHttpFlavorName, OpenAiHttpFlavor>> = {
+  vllm: vllmFlavor,
+  "llama-server": llamaServerFlavor,
+};
+
+export interface OpenAiHttpAdapterOption {
+  /** molmesh adapter label (l0, chat, agent, …). */
+  id: AdapterId;
+  /** LoRA location as the engine server sees it; absent = the adapter runs on the bare base model. */
+  path?: string | undefined;
+  /**
+   * vLLM: the LoRA name the server already serves it under (a `--lora-modules` name); default: the revision's
+   * versioned name, loaded at run time. llama-server matches adapters by path instead.
+   */
+  name?: string;
+  /** llama-server: scale of this LoRA when it is the chosen one (default 1). vLLM has no per-request scale. */
+  scale?: number;
+}
 
 export interface OpenAiHttpEngineOptions {
   flavor: OpenAiHttpFlavorName;
@@ -24,7 +51,14 @@ export interface OpenAiHttpEngineOptions {
   apiKey?: string | undefined;
   /** The served base model name (vLLM `--served-model-name`, or the model id `/v1/models` lists). */
   baseModel: string;
+  /** Adapters served from the start; `loadAdapter` adds more while the engine runs. */
   adapters: readonly OpenAiHttpAdapterOption[];
+  /**
+   * The content fingerprint of an adapter path when this machine can read it (the server's files are often on
+   * its disk too); undefined when it cannot. Without one, a revision is a digest of flavor, base and path, so
+   * weights replaced in place keep their name: give each trained revision a path of its own.
+   */
+  fingerprintPath?: ((path: string) => Promise<string | undefined>) | undefined;
   /** Injected so the engine stays runtime-agnostic and tests can intercept it. */
   fetch: typeof fetch;
   /** Injected clock in milliseconds, for prefill/decode timings. */
@@ -63,7 +97,9 @@ export function createRecentConversations(capacity: number): RecentConversations
 }
 
 interface AdapterState {
-  served: ServedAdapter;
+  info: EngineAdapterInfo;
+  served: AdapterToServe;
+  route: AdapterRoute;
   recent: RecentConversations;
   inFlight: number;
 }
@@ -96,37 +132,81 @@ function forcedPrefix(request: EngineGenerateRequest): string {
 
 /**
  * An Engine backed by a vLLM or llama-server process over its OpenAI-compatible HTTP API. Resolves before
- * serving: vLLM gets every LoRA loaded and verified; llama-server gets its LoRA ids mapped.
+ * serving: vLLM gets every configured LoRA loaded and verified; llama-server gets its LoRAs mapped. Adapters
+ * load and unload while it runs (see the flavors for what each server can free).
  */
 export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): Promise<Engine> {
   checkOptions(options);
   const flavor = OPENAI_HTTP_FLAVORS[options.flavor];
   const client = createEngineHttpClient(options);
-  const prepared = await flavor.prepareAdapters(client, options);
-  const states = new Map<string, AdapterState>(
-    prepared.map((served) => [
-      served.id,
-      { served, recent: createRecentConversations(options.warmSlotsPerAdapter), inFlight: 0 },
-    ]),
-  );
+  const connection = await flavor.connect(client, options);
+  const baseRevision = await computeFingerprint([flavor.name, options.baseModel]);
+  const held = new HeldAdapters<AdapterState>();
   // close() aborts in-flight generations through this, with a reason callers can tell apart from a cancel.
   const closing = new AbortController();
 
-  async function generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
-    const state = states.get(request.adapter);
-    if (state === undefined) {
-      throw new UnknownAdapterError(
-        `adapter "${request.adapter}" is not served by this ${flavor.name} engine`,
-      );
-    }
+  const serially = createSerialQueue();
+
+  const revisionOf = async (path: string | undefined): Promise<string> => {
+    if (path === undefined) return baseRevision;
+    const content = await options.fingerprintPath?.(path);
+    return content ?? (await computeFingerprint([flavor.name, options.baseModel, path]));
+  };
+
+  /** Names the revision a load asks for. */
+  const describe = async (
+    request: EngineLoadAdapterRequest,
+    servedName?: string,
+  ): Promise<{ served: AdapterToServe; revision: string }> => {
+    const { label, scale } = readLoadRequest(request);
+    const revision = await revisionOf(request.path);
+    const name = formatAdapterName(label, revision);
+    return { served: { label, name, path: request.path, scale, servedName }, revision };
+  };
+
+  const hold = (served: AdapterToServe, route: AdapterRoute, revision: string): EngineAdapterInfo => {
+    const info = { id: served.label, name: served.name, revision, lora: served.path !== undefined };
+    held.add({
+      info,
+      served,
+      route,
+      recent: createRecentConversations(options.warmSlotsPerAdapter),
+      inFlight: 0,
+    });
+    return info;
+  };
+
+  const configured = await Promise.all(
+    options.adapters.map((adapter) =>
+      describe({ label: adapter.id, path: adapter.path, scale: adapter.scale }, adapter.name),
+    ),
+  );
+  const routes = await connection.prepare(configured.map(({ served }) => served));
+  for (const [index, { served, revision }] of configured.entries()) {
+    hold(served, routes[index] as AdapterRoute, revision);
+  }
+
+  async function load(request: EngineLoadAdapterRequest): Promise<EngineAdapterInfo> {
     if (closing.signal.aborted) throw new EngineFailureError("engine is closed");
-    const forced = forcedPrefix(request);
+    const { served, revision } = await describe(request);
+    const holding = held.get(served.name);
+    if (holding) return reloadHeld(holding.info, holding.served.scale, served.scale);
+    const [route] = await connection.prepare([served]);
+    if (route === undefined) throw new EngineFailureError(`no route for ${served.name}`);
+    return hold(served, route, revision);
+  }
+
+  async function generate(request: EngineGenerateRequest): Promise<EngineGenerateResult> {
+    if (closing.signal.aborted) throw new EngineFailureError("engine is closed");
+    const claim = held.claim(request.adapter, `is not served by this ${flavor.name} engine`);
+    const state = claim.revision;
     state.inFlight += 1;
     try {
+      const forced = forcedPrefix(request);
       if (forced !== "") request.onTextDelta?.(forced);
       const result = await runCompletion({
         client,
-        body: flavor.buildCompletionBody(state.served.route, { ...request, prompt: request.prompt + forced }),
+        body: connection.buildCompletionBody(state.route, { ...request, prompt: request.prompt + forced }),
         signal: AbortSignal.any([request.signal, closing.signal]),
         now: options.now,
         onTextDelta: request.onTextDelta,
@@ -135,12 +215,14 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
       return { ...result, text: forced + result.text };
     } finally {
       state.inFlight -= 1;
+      claim.release();
     }
   }
 
   function snapshot(): EngineAdapterSlots[] {
-    return [...states.values()].map((state) => ({
-      adapter: state.served.id,
+    return held.list().map((state) => ({
+      adapter: state.info.id,
+      name: state.info.name,
       totalSlots: options.warmSlotsPerAdapter,
       freeSlots: Math.max(0, options.warmSlotsPerAdapter - state.inFlight),
       warmConversations: state.recent.list(),
@@ -150,13 +232,20 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
 
   return {
     kind: flavor.name,
-    baseModel: {
-      name: options.baseModel,
-      revision: await computeFingerprint([flavor.name, options.baseModel]),
-    },
-    adapters: prepared.map((served) => ({ id: served.id, revision: served.revision, lora: served.lora })),
+    baseModel: { name: options.baseModel, revision: baseRevision },
+    adapters: () => held.list().map((state) => state.info),
+    resolveAdapter: (requested) => held.resolve(requested)?.info,
     features: ["output:json_schema", "output:json_object", "output:tools", "output:grammar"],
     generate,
+    loadAdapter: (request) => serially(() => load(request)),
+    async unloadAdapter(name) {
+      const state = held.retire(name);
+      await held.drained(state);
+      // Loaded again meanwhile (the same name is the same weights): the server keeps them for it.
+      await serially(() =>
+        held.get(state.info.name) ? Promise.resolve() : connection.release(state.served),
+      );
+    },
     snapshot,
     close() {
       closing.abort(new EngineFailureError("engine closed during generation"));
