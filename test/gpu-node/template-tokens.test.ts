@@ -16,6 +16,7 @@ import { applyEventToViews, buildConversationViews } from "../../workers/src/vie
 import { REAL_MODEL_PATH, skipWithoutRealModel } from "../harness/real-model.ts";
 import { PROPERTY_LIMITS } from "../views/property-limits.ts";
 import { timelineArb } from "../views/timeline-arbitrary.ts";
+import { sendableAnswerPrompt } from "../views/sendable-answer-prompt.ts";
 
 skipWithoutRealModel("template-tokens");
 
@@ -68,7 +69,7 @@ describe.each(MODELS)("views tokenized by %s", (_name, path, expectedFamily) => 
               event.type === "route_decision"
                 ? renderRoutePrompt(views, harness)
                 : event.type === "answer"
-                  ? renderAnswerPrompt(views, event.adapter, harness)
+                  ? sendableAnswerPrompt(views, event.adapter, harness)
                   : null;
             const adapter = event.type === "route_decision" ? harness.router.adapter : null;
             views = applyEventToViews(views, event, harness);

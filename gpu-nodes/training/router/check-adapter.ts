@@ -5,6 +5,7 @@
  * Usage: tsx gpu-nodes/training/router/check-adapter.ts <base.gguf> <l0.gguf> <prompts.jsonl> <check.jsonl>
  */
 import { readFileSync } from "node:fs";
+import { fingerprintFile } from "../../src/runtime/fingerprint-file.ts";
 import { createLlamaEngine } from "../../src/engine/llama/create-llama-engine.ts";
 import { DEFAULT_HARNESS } from "../../../schema/harness/default-harness.ts";
 
@@ -24,7 +25,7 @@ const engine = await createLlamaEngine({
   slotsPerAdapter: 1,
   maxWaitingPerAdapter: 8,
   now: () => performance.now(),
-  fingerprintFile: () => Promise.resolve("check"),
+  fingerprintFile,
 });
 let worst = 0;
 let agree = 0;
