@@ -55,11 +55,6 @@ export function resolveAdapter(engine: Engine, requested: string): EngineAdapter
   throw new UnknownAdapterError(`adapter "${requested}" is not loaded on this node`);
 }
 
-/** The versioned name of an adapter the engine holds. */
-export function adapterNameOf(adapter: EngineAdapterInfo): string {
-  return adapter.name;
-}
-
 /**
  * Serves one request: `start` (with the revision that serves it) goes to `emit` as soon as the adapter is resolved,
  * then the output's deltas; returns the outcome, which the caller sends as `finish` or as the `result` reply. It
@@ -76,7 +71,7 @@ export async function serveGenerate(
     );
   }
   const adapter = resolveAdapter(ctx.engine, request.adapter);
-  const served = { adapter: adapterNameOf(adapter), revision: adapter.revision };
+  const served = { adapter: adapter.name, revision: adapter.revision };
   emit({ type: "start", requestId: request.requestId, nodeId: ctx.nodeId, ...served });
   const constraint = request.constraint;
   const outcome =
