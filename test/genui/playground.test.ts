@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Frame, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../gpu-nodes/src/engine/engine.ts";
+import { parseAdapterName } from "../../schema/wire/v2/adapter-name.ts";
 import { TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 
 /**
@@ -43,7 +44,11 @@ function scriptGenui(engine: Engine): Engine {
         completionTokens: 5,
       };
       if (request.constraint) return { ...finish, text: "genui", usage };
-      if (request.adapter !== "genui" || /Summarise your last answer/.test(request.prompt))
+      // The engine is asked for a revision (`genui@<rev>`): its label is what the scripted answer keys on.
+      if (
+        parseAdapterName(request.adapter).label !== "genui" ||
+        /Summarise your last answer/.test(request.prompt)
+      )
         return engine.generate(request);
       for (const line of COMPONENT.split(/(?<=\n)/)) request.onTextDelta?.(line);
       return { ...finish, text: COMPONENT, usage };
