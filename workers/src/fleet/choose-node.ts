@@ -64,35 +64,87 @@ export const DEFAULT_NODE_LOAD: NodeLoad = { prefillTokensPerSecond: 500, hopMs:
 export const ESTIMATE_TOLERANCE = 0.1;
 
 /**
- * Where a hop goes: the node with the least estimated time to first token (see {@link estimateFirstTokenMs}),
- * where the warm node's estimate counts only the tokens its KV lacks and any other node's counts the whole
- * prompt. Saturated nodes are passed over while any other can take the hop. Among nodes within
- * {@link ESTIMATE_TOLERANCE} of the best, the warm node wins, else the less loaded of the conversation's two
- * rendezvous-hashed candidates: a pick that stays stable for the conversation, so its next turn lands where its
- * KV now is even before a heartbeat says so.
+ * A filter: whether a node may take the hop at all. Liveness is the fleet view's (a node without a beat for the stale
+ * time is not in `q.nodes`); these are the rest, each one reason a live node is passed over.
+ */
+export type PlacementFilter = (node: NodeStatus, q: PlacementQuestion) => boolean;
+
+export const PLACEMENT_FILTERS: Readonly<Record<string, PlacementFilter>> = {
+  /** A node that already failed this hop gets no second try of it. */
+  notFailed: (node, q) => !q.exclude?.has(node.nodeId),
+  /** It speaks this edge's wire version (a fleet upgrades node by node). */
+  speaksWireVersion: (node) => readWireVersions(node).includes(WIRE_VERSION),
+  /** It holds the adapter, or the exact revision a versioned name asks for. */
+  servesAdapter: (node, q) => node.adapters.some((a) => servesAdapter(a, q.adapter)),
+  /** It lists every feature the hop needs: a node refuses a constraint it cannot honour. */
+  hasFeatures: (node, q) => (q.requires ?? []).every((feature) => node.features.includes(feature)),
+};
+
+/** What the scorers say of one candidate node. */
+export interface ScoredNode {
+  node: NodeStatus;
+  /** It holds this (conversation, adapter) KV (its beat says so, or the timeline's last hop of the pair ran there). */
+  warm: boolean;
+  /** Estimated time to first token, ms: queue and load, and only the uncached prompt on the warm node. */
+  firstTokenMs: number;
+  /** Past its concurrency, or out of slots for the adapter with hops waiting. */
+  saturated: boolean;
+  /** Conversations it holds for this adapter plus its work relative to capacity (the tie-break of two). */
+  adapterLoad: number;
+  /** Rendezvous hash of (node, conversation, adapter): a stable per-conversation order of the nodes. */
+  rendezvous: number;
+}
+
+/**
+ * Where a hop goes, in the endpoint-picker shape: {@link filterNodes} keeps the nodes that can take it,
+ * {@link scoreNodes} scores them, {@link pickScored} picks one. With no candidate the hop goes to the queue group.
  */
 export function chooseNode(q: PlacementQuestion): PlacementChoice {
-  const candidates = q.nodes.filter(
-    (n) =>
-      !q.exclude?.has(n.nodeId) &&
-      readWireVersions(n).includes(WIRE_VERSION) &&
-      n.adapters.some((a) => servesAdapter(a, q.adapter)) &&
-      (q.requires ?? []).every((feature) => n.features.includes(feature)),
-  );
+  const candidates = filterNodes(q);
   if (candidates.length === 0) return { reason: "queue-group" };
+  return pickScored(scoreNodes(candidates, q));
+}
+
+/** The nodes every filter keeps, in the fleet's order. */
+export function filterNodes(
+  q: PlacementQuestion,
+  filters: readonly PlacementFilter[] = Object.values(PLACEMENT_FILTERS),
+): NodeStatus[] {
+  return q.nodes.filter((node) => filters.every((keep) => keep(node, q)));
+}
+
+/** Scores each candidate for this question (see {@link ScoredNode}). */
+export function scoreNodes(candidates: readonly NodeStatus[], q: PlacementQuestion): ScoredNode[] {
   const warm = findWarmNode(candidates, q);
-  const estimates = new Map(candidates.map((n) => [n, estimateFor(n, n === warm, q)]));
-  const recent = (n: NodeStatus) => q.recentHops?.get(n.nodeId) ?? 0;
-  const open = candidates.filter((n) => !isSaturated(n, q.adapter, recent(n)));
+  return candidates.map((node) => ({
+    node,
+    warm: node === warm,
+    firstTokenMs: estimateFor(node, node === warm, q),
+    saturated: isSaturated(node, q.adapter, q.recentHops?.get(node.nodeId) ?? 0),
+    adapterLoad: loadOf(node, q.adapter),
+    rendezvous: rendezvousScore(node.nodeId, q),
+  }));
+}
+
+/**
+ * The picker: the least estimated time to first token wins, where the warm node's estimate counts only the tokens
+ * its KV lacks and any other node's counts the whole prompt. Saturated nodes are passed over while any other can
+ * take the hop. Among nodes within {@link ESTIMATE_TOLERANCE} of the best, the warm node wins, else the less loaded
+ * of the conversation's two rendezvous-hashed candidates: a pick that stays stable for the conversation, so its
+ * next turn lands where its KV now is even before a heartbeat says so.
+ */
+export function pickScored(scored: readonly ScoredNode[]): PlacementChoice {
+  const open = scored.filter((s) => !s.saturated);
   // All saturated: the estimates, which count the queue ahead, still say where the wait is shortest.
-  const pool = open.length > 0 ? open : candidates;
-  const best = Math.min(...pool.map((n) => estimates.get(n) as number));
-  const near = pool.filter((n) => (estimates.get(n) as number) <= best * (1 + ESTIMATE_TOLERANCE));
-  if (warm && near.includes(warm)) return { nodeId: warm.nodeId, reason: "warm" };
-  const pick = pickOfTwo(near, q);
+  const pool = open.length > 0 ? open : scored;
+  const best = Math.min(...pool.map((s) => s.firstTokenMs));
+  const near = pool.filter((s) => s.firstTokenMs <= best * (1 + ESTIMATE_TOLERANCE));
+  const warm = scored.find((s) => s.warm);
+  if (warm && near.includes(warm)) return { nodeId: warm.node.nodeId, reason: "warm" };
+  const pick = pickOfTwo(near);
   return warm
-    ? { nodeId: pick.nodeId, reason: "spill", spilledFrom: warm.nodeId }
-    : { nodeId: pick.nodeId, reason: "least-loaded" };
+    ? { nodeId: pick.node.nodeId, reason: "spill", spilledFrom: warm.node.nodeId }
+    : { nodeId: pick.node.nodeId, reason: "least-loaded" };
 }
 
 /** Whether a beat's adapter entry serves requests for `adapter` (a label, or a versioned name). */
@@ -187,11 +239,11 @@ export function isSaturated(node: NodeStatus, adapter: string, recentHops = 0): 
  * send every new conversation of the next second to the same node; two hashed candidates per conversation spread
  * them while keeping the pick stable for that conversation.
  */
-function pickOfTwo(pool: readonly NodeStatus[], q: PlacementQuestion): NodeStatus {
-  const ranked = [...pool].sort((a, b) => rendezvousScore(b.nodeId, q) - rendezvousScore(a.nodeId, q));
-  const [first, second] = ranked as [NodeStatus, NodeStatus | undefined];
+function pickOfTwo(pool: readonly ScoredNode[]): ScoredNode {
+  const ranked = [...pool].sort((a, b) => b.rendezvous - a.rendezvous);
+  const [first, second] = ranked as [ScoredNode, ScoredNode | undefined];
   if (!second) return first;
-  return loadOf(second, q.adapter) < loadOf(first, q.adapter) ? second : first;
+  return second.adapterLoad < first.adapterLoad ? second : first;
 }
 
 /** Conversations held for this adapter plus hops in flight or waiting, relative to the node's capacity. */
