@@ -2,10 +2,8 @@ import type { Context } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppDeps, AppEnv } from "../../workers/src/app/app-deps.ts";
 import { STATELESS_OBJECTS, startStatelessTurn } from "../../workers/src/app/start-stateless-turn.ts";
-import type {
-  ConversationHandle,
-  StatelessTurnRequest,
-} from "../../workers/src/conversation/conversation-rpc.ts";
+import type { ConversationHandle } from "../../workers/src/core/conversation-core.ts";
+import type { StatelessTurnRequest } from "../../workers/src/conversation/conversation-rpc.ts";
 
 /** Records which object each stateless turn went to and what it asked of it. */
 function recordingContext(tenantId = "tenant_a") {

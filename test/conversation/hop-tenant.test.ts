@@ -1,3 +1,4 @@
+import { placeOverFleet } from "../../workers/src/fleet/hop-placement.ts";
 import { describe, expect, it } from "vitest";
 import { OverloadedError, WIRE_VERSION, type NodeStatus } from "../../schema/wire/v2/index.ts";
 import { mapTurnErrorToApiError } from "../../workers/src/api/errors/api-error.ts";
@@ -38,7 +39,7 @@ function node(nodeId: string, features: string[]): NodeStatus {
 async function runTurn(scripted: ReturnType<typeof createScriptedHops>, nodes: NodeStatus[]) {
   const store = new MemoryConversationStore(META);
   const { deps, outbox } = createTestDeps(scripted.hops, {
-    placement: { nodes: () => Promise.resolve(nodes) },
+    placement: placeOverFleet({ nodes: () => Promise.resolve(nodes) }),
   });
   const turns = new ConversationTurns({ ...deps, store, outbox });
   const result = turns.startTurn({ conversationId: META.id, text: "hi" });

@@ -1,3 +1,4 @@
+import { placeOverFleet } from "../../workers/src/fleet/hop-placement.ts";
 import { describe, expect, it } from "vitest";
 import { WIRE_VERSION, type NodeStatus } from "../../schema/wire/v2/index.ts";
 import { placeHop, type HopPlacement } from "../../workers/src/generate/place-generate.ts";
@@ -41,20 +42,22 @@ async function targetsOf(placement: HopPlacement) {
 
 describe("placing a hop", () => {
   it("sends it to the warm node when placement picks nodes", async () => {
-    const placed = await targetsOf({ nodes: () => Promise.resolve([warmNode]) });
+    const placed = await targetsOf(placeOverFleet({ nodes: () => Promise.resolve([warmNode]) }));
     expect(placed.targets).toEqual(["n1"]);
     expect(placed.reason).not.toBe("queue-group");
   });
 
   it("leaves it to NATS's queue group in the baseline, whatever the fleet holds", async () => {
     let reads = 0;
-    const placed = await targetsOf({
-      picksNodes: false,
-      nodes: () => {
-        reads++;
-        return Promise.resolve([warmNode]);
-      },
-    });
+    const placed = await targetsOf(
+      placeOverFleet({
+        picksNodes: false,
+        nodes: () => {
+          reads++;
+          return Promise.resolve([warmNode]);
+        },
+      }),
+    );
     expect(placed.targets).toEqual([undefined]);
     expect(placed.reason).toBe("queue-group");
     // Not even asked: in the baseline only the conversation object reads the fleet, for the served chat format.
@@ -64,11 +67,7 @@ describe("placing a hop", () => {
   it("counts a long answer as held by its node: the next turn stays warm with a summary running beside it", async () => {
     const ledger = new PlacementLedger(() => 0);
     let fleet: NodeStatus[] = [warmNode];
-    const placement: HopPlacement = {
-      nodes: () => Promise.resolve(fleet),
-      heldTokens: (c, a, h) => ledger.heldTokens(c, a, h),
-      notePlacement: (hop) => ledger.record(hop),
-    };
+    const placement = placeOverFleet({ nodes: () => Promise.resolve(fleet), ledger });
     const answer = "word ".repeat(1_000);
     const turn = async (prompt: string) =>
       placeHop(

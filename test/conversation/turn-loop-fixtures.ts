@@ -1,3 +1,4 @@
+import { placeOverFleet } from "../../workers/src/fleet/hop-placement.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { StoredTimelineEvent, TimelineEvent } from "../../workers/src/db/timeline-event.ts";
 import {
@@ -213,7 +214,7 @@ export function createTestDeps(hops: GenerateClient, overrides: Partial<TurnLoop
   };
   const deps: TurnLoopDeps = {
     client: hops,
-    placement: { nodes: () => Promise.resolve([]) },
+    placement: placeOverFleet({ nodes: () => Promise.resolve([]) }),
     hopTimeouts: { firstPartMs: 1_000, stallMs: 1_000, replyMs: 1_000 },
     harness: DEFAULT_HARNESS,
     harnessHash: "hash-1",

@@ -106,7 +106,7 @@ await Promise.all(
   }),
 );
 await new Promise((r) => setTimeout(r, 1_000));
-await watcher.stop();
+watcher.stop();
 await nc.close();
 await edge.stop();
 await Promise.all(nodes.map((n) => n.stop({ force: true })));

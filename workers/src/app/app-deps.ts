@@ -1,6 +1,6 @@
 import type { ConversationIndex } from "../conversation/conversation-index.ts";
 import type { TenantLimiter } from "../limits/tenant-limits.ts";
-import type { ConversationDirectory } from "../conversation/conversation-rpc.ts";
+import type { ConversationDirectory } from "../core/conversation-core.ts";
 import type { FleetHealth } from "../fleet/fleet-view.ts";
 import type { GenuiComponentStore } from "../genui/genui-component-store.ts";
 import type { Principal } from "../tenancy/api-key-scope.ts";

@@ -31,7 +31,7 @@ import { readAllowedMethods } from "./method-not-allowed.ts";
  * `createRoute` definition: its zod schemas validate the request and are `GET /openapi.json`, one source.
  */
 export function createApp(
-  resolveDeps: (env: unknown, request: { trace: HopTraceContext }) => AppDeps,
+  resolveDeps: (env: unknown, request: { trace: HopTraceContext; raw: Request }) => AppDeps,
 ): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: answerValidationFailure });
   registerSecuritySchemes(app);

@@ -24,7 +24,7 @@ const CONSOLE_TELEMETRY: RequestTelemetry = {
  * one), resolves the per-request deps with both, and writes the request's line when the response is ready.
  */
 export function observeRequests(
-  resolveDeps: (env: unknown, request: { trace: HopTraceContext }) => AppDeps,
+  resolveDeps: (env: unknown, request: { trace: HopTraceContext; raw: Request }) => AppDeps,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = Date.now();
@@ -40,7 +40,7 @@ export function observeRequests(
     );
     const trace: HopTraceContext = { requestId, ...injectTraceContext(server.span) };
     c.set("requestId", requestId);
-    c.set("deps", resolveDeps(c.env, { trace }));
+    c.set("deps", resolveDeps(c.env, { trace, raw: c.req.raw }));
     const stages = new StageClock(Date.now);
     c.set("stages", stages);
     await next();

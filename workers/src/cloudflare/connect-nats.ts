@@ -1,9 +1,10 @@
 import { credsAuthenticator, wsconnect, type NatsConnection } from "@nats-io/nats-core";
 import type { GenerateClient } from "../nats/generate-client.ts";
 import { NoRespondersError } from "../../../schema/wire/v2/index.ts";
+import { EDGE_CONFIG_DEFAULTS, type EdgeConfig } from "../config/edge-config.ts";
 
 /** A Durable Object drops its NATS connection after this long with no hop in flight, so it can be evicted. */
-export const DEFAULT_NATS_IDLE_MS = 60_000;
+export const DEFAULT_NATS_IDLE_MS = EDGE_CONFIG_DEFAULTS.MOL_NATS_IDLE_MS;
 
 export interface NatsConnector {
   /** The live connection, opened on first use and reused across turns; reconnects are the client's job. */
@@ -106,10 +107,12 @@ export function holdConnectionDuringHops(connector: NatsConnector, client: Gener
   };
 }
 
-/** The connector for a Durable Object, from the Worker's vars. */
-export function connectNatsFromEnv(
-  env: { MOL_NATS_WS_URL: string; MOL_NATS_CREDS?: string },
-  name: string,
-): NatsConnector {
-  return createNatsConnector({ url: env.MOL_NATS_WS_URL, name, creds: env.MOL_NATS_CREDS });
+/** The connector for a Durable Object, from the edge's config. */
+export function connectNatsFromConfig(config: Pick<EdgeConfig, "nats">, name: string): NatsConnector {
+  return createNatsConnector({
+    url: config.nats.servers.join(","),
+    name,
+    creds: config.nats.creds,
+    idleMs: config.nats.idleMs,
+  });
 }

@@ -1,3 +1,5 @@
+import { readEdgeConfig, type EdgeConfig } from "../config/edge-config.ts";
+
 /**
  * Bindings and vars of the edge Worker (wrangler.toml). The namespaces stay untyped here so the object classes
  * can import this file without a cycle; `index.ts` types the stubs where it creates them.
@@ -20,7 +22,7 @@ export interface Env {
   MOL_SUBJECT_PREFIX?: string;
   /** The edge's NATS `.creds` file contents (a secret); unset for the local mesh's anonymous nats-server. */
   MOL_NATS_CREDS?: string;
-  /** Placement and failover tuning (ms); defaults in conversation-object.ts and create-fleet-placement.ts. */
+  /** Placement and failover tuning (ms); every MOL_* var's default and check: config/edge-config.ts. */
   MOL_FLEET_STALE_MS?: string;
   /** "affinity" (default) or "queue-group" (no placement: NATS picks any node; a benchmark baseline). */
   MOL_PLACEMENT?: string;
@@ -32,6 +34,10 @@ export interface Env {
   MOL_HOP_FIRST_PART_TIMEOUT_MS?: string;
   MOL_HOP_STALL_TIMEOUT_MS?: string;
   MOL_HOP_REPLY_TIMEOUT_MS?: string;
+  /** How long a Durable Object keeps an idle NATS connection (ms). */
+  MOL_NATS_IDLE_MS?: string;
+  /** How long a conversation object reuses the node list it last read from its colo's fleet object (ms). */
+  MOL_PLACEMENT_CACHE_MS?: string;
   /**
    * The local mesh's key: when set, this exact string is a full-scope key of the `dev` tenant, stored in D1 on
    * first use. Leave it unset in production, where keys come from the admin API.
@@ -68,4 +74,16 @@ export interface Env {
   /** `key=value,…` headers for the collector (a secret when it holds a token). */
   OTEL_EXPORTER_OTLP_HEADERS?: string;
   OTEL_SERVICE_NAME?: string;
+}
+
+const configs = new WeakMap<object, EdgeConfig>();
+
+/**
+ * The edge's config from the Worker's env (readEdgeConfig), read once per env object: an isolate's requests and
+ * objects share one env, so the vars are checked once, not on every request.
+ */
+export function edgeConfigOf(env: Env): EdgeConfig {
+  let config = configs.get(env);
+  if (!config) configs.set(env, (config = readEdgeConfig(env)));
+  return config;
 }

@@ -7,15 +7,14 @@ import { createD1ConversationIndex } from "./d1-conversation-index.ts";
 import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
 import { createD1TenantStore } from "./d1-tenant-store.ts";
 import { createD1UsageStore } from "./d1-usage-store.ts";
-import type { Env } from "./env.ts";
+import { edgeConfigOf, type Env } from "./env.ts";
 import { openWebhookEndpointStore } from "./open-webhook-endpoint-store.ts";
-import { readWebhookSettings } from "./read-webhook-settings.ts";
 import { ensureEdgeTracing, flushEdgeTracing } from "./edge-tracing.ts";
 import type { RequestLogLine, RequestTelemetry } from "../app/request-telemetry.ts";
 import type { HopTraceContext } from "../../../schema/wire/v2/index.ts";
 
 import type { ConversationObject } from "./conversation-object.ts";
-import type { FleetObject } from "./fleet-object.ts";
+import { fleetObjectName, type FleetObject } from "./fleet-object.ts";
 import type { TenantLimiterObject } from "./tenant-limiter-object.ts";
 import type { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
 
@@ -27,9 +26,12 @@ export { WebhookEndpointObject } from "./webhook-endpoint-object.ts";
 /** The isolate's key lookups: requests served here share them (see cache-key-lookups.ts). */
 const keyLookups = new KeyLookupCache(() => Date.now());
 
-function resolveDeps(env: unknown, request: { trace: HopTraceContext }): AppDeps {
+function resolveDeps(env: unknown, request: { trace: HopTraceContext; raw: Request }): AppDeps {
   const bindings = env as Env;
+  const config = edgeConfigOf(bindings);
   const tenantStore = cacheKeyLookups(createD1TenantStore(bindings.DB), keyLookups);
+  // The colo this Worker runs in: its fleet object places the hops of the conversations it reaches.
+  const colo = readColo(request.raw);
   return {
     // A conversation's object is named under its tenant: another tenant's key can never reach it.
     conversations: (tenantId, conversationId) =>
@@ -38,29 +40,31 @@ function resolveDeps(env: unknown, request: { trace: HopTraceContext }): AppDeps
           `${tenantId}:${conversationId}`,
         ) as DurableObjectStub<ConversationObject>,
         request.trace,
+        colo,
       ),
     conversationIndex: createD1ConversationIndex(bindings.DB),
     limits: (tenantId) => bindings.LIMITS.getByName(tenantId) as DurableObjectStub<TenantLimiterObject>,
-    readFleetHealth: () => (bindings.FLEET.getByName("fleet") as DurableObjectStub<FleetObject>).health(),
+    readFleetHealth: () =>
+      (bindings.FLEET.getByName(fleetObjectName(colo)) as DurableObjectStub<FleetObject>).health(),
     authenticate: (apiKey) =>
       authenticateApiKey(apiKey, {
         store: tenantStore,
-        devApiKey: bindings.MOL_DEV_API_KEY,
+        devApiKey: config.access.devApiKey,
         now: Date.now(),
       }),
     tenantStore,
     usage: createD1UsageStore(bindings.DB, Date.now),
-    adminToken: bindings.MOL_ADMIN_TOKEN || undefined,
+    adminToken: config.access.adminToken,
     webhookEndpoints: openWebhookEndpointStore(bindings),
     webhookDeliveries: (endpointId) =>
       bindings.WEBHOOKS.getByName(endpointId) as DurableObjectStub<WebhookEndpointObject>,
-    webhookUrlPolicy: { allowLoopback: readWebhookSettings(bindings).allowLoopback },
+    webhookUrlPolicy: { allowLoopback: config.webhooks.allowLoopback },
     genuiComponents: createD1GenuiComponentStore(bindings.DB),
-    genuiSandboxOrigin: bindings.MOL_GENUI_SANDBOX_ORIGIN || undefined,
-    launchId: bindings.MOL_LAUNCH_ID || undefined,
+    genuiSandboxOrigin: config.genui.sandboxOrigin,
+    launchId: config.launchId,
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,
-    telemetry: createTelemetry(bindings),
+    telemetry: createTelemetry(bindings, config.logging.debug),
   };
 }
 
@@ -69,9 +73,9 @@ function resolveDeps(env: unknown, request: { trace: HopTraceContext }): AppDeps
  * Engine binding each request is also one data point, so usage and errors by tenant and route can be queried
  * with SQL instead of parsed from logs.
  */
-function createTelemetry(env: Env): RequestTelemetry {
+function createTelemetry(env: Env, debug: boolean): RequestTelemetry {
   return {
-    debug: env.MOL_LOG_LEVEL === "debug",
+    debug,
     write(line: RequestLogLine) {
       const text = JSON.stringify(line);
       if (line.level === "error") console.error(text);
@@ -85,6 +89,12 @@ function createTelemetry(env: Env): RequestTelemetry {
     },
     afterResponse: flushEdgeTracing,
   };
+}
+
+/** `request.cf.colo` (three letters, e.g. "AMS"); absent outside Cloudflare's network (tests, `wrangler dev`). */
+function readColo(request: Request): string | undefined {
+  const colo = (request as { cf?: { colo?: unknown } }).cf?.colo;
+  return typeof colo === "string" && colo !== "" ? colo : undefined;
 }
 
 const app = createApp(resolveDeps);

@@ -1,4 +1,4 @@
-import type { Env } from "./env.ts";
+import { edgeConfigOf, type Env } from "./env.ts";
 
 export interface WebhookSettings {
   /** Scales the retry schedule and `retry-after`; 1 in production. */
@@ -8,13 +8,8 @@ export interface WebhookSettings {
   timeoutMs: number | undefined;
 }
 
-/** Reads the webhook vars (see env.ts); bad values fall back to the production defaults. */
+/** The webhook vars (see config/edge-config.ts). */
 export function readWebhookSettings(env: Env): WebhookSettings {
-  const compression = Number(env.MOL_WEBHOOK_RETRY_COMPRESSION);
-  const timeoutMs = Number(env.MOL_WEBHOOK_TIMEOUT_MS);
-  return {
-    compression: Number.isFinite(compression) && compression > 0 && compression <= 1 ? compression : 1,
-    allowLoopback: env.MOL_WEBHOOK_ALLOW_LOOPBACK === "true",
-    timeoutMs: Number.isFinite(timeoutMs) && timeoutMs > 0 ? timeoutMs : undefined,
-  };
+  const { compression, allowLoopback, timeoutMs } = edgeConfigOf(env).webhooks;
+  return { compression, allowLoopback, timeoutMs };
 }

@@ -10,7 +10,7 @@ import {
   type TenantLimitSettings,
   type TenantLimitState,
 } from "../limits/tenant-limits.ts";
-import type { Env } from "./env.ts";
+import { edgeConfigOf, type Env } from "./env.ts";
 
 const LIMIT_KEYS = [
   "requestsPerMinute",
@@ -19,13 +19,6 @@ const LIMIT_KEYS = [
 ] as const satisfies readonly (keyof TenantLimitSettings)[];
 const STATE_KEY = "limits";
 const OVERRIDES_KEY = "overrides";
-/** Defaults when the Worker sets no MOL_DEFAULT_* var: generous for a single developer. */
-const DEFAULT_LIMITS: TenantLimitSettings = {
-  requestsPerMinute: 600,
-  tokensPerMinute: 2_000_000,
-  monthlyTokens: 1_000_000_000,
-};
-
 /**
  * One tenant's request and token buckets and its monthly usage. A Durable Object, not the rate-limit binding:
  * that one is per location and approximate, and quotas must hold exactly across the world.
@@ -120,17 +113,7 @@ export class TenantLimiterObject extends DurableObject<Env> {
   }
 
   #settings(): TenantLimitSettings {
-    const overrides = this.#overrides;
-    const read = (value: string | undefined, fallback: number) => {
-      const parsed = Number(value);
-      return value !== undefined && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
-    };
-    return {
-      requestsPerMinute: read(this.env.MOL_DEFAULT_RPM, DEFAULT_LIMITS.requestsPerMinute),
-      tokensPerMinute: read(this.env.MOL_DEFAULT_TPM, DEFAULT_LIMITS.tokensPerMinute),
-      monthlyTokens: read(this.env.MOL_DEFAULT_MONTHLY_TOKENS, DEFAULT_LIMITS.monthlyTokens),
-      ...(this.env.MOL_DEFAULT_WPM ? { writesPerMinute: read(this.env.MOL_DEFAULT_WPM, 1) } : {}),
-      ...overrides,
-    };
+    // The deployment's defaults (MOL_DEFAULT_*, checked in config/edge-config.ts), under this tenant's overrides.
+    return { ...edgeConfigOf(this.env).limits, ...this.#overrides };
   }
 }

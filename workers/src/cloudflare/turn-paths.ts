@@ -11,6 +11,11 @@ export const TURN_PATH = "/turn";
 export const STATELESS_TURN_PATH = "/stateless-turn";
 /** `?turn=<id>`: the turn's parts from the first, then live (stream resume). */
 export const ATTACH_PATH = "/attach";
+/**
+ * The colo of the Worker that sent a turn (`request.cf.colo`): the conversation object, created near the Worker
+ * that first reached it, asks that colo's fleet object where its hops go.
+ */
+export const COLO_HEADER = "x-molmesh-colo";
 
 export type DecodedTurnRequest =
   | { kind: "stored"; request: StartTurnRequest }

@@ -5,9 +5,7 @@ import {
   responseEchoSchema,
   toolResultSchema,
   type ContextMessage,
-  type StoredTimelineEvent,
 } from "../db/timeline-event.ts";
-import type { ConversationMeta } from "./conversation-store.ts";
 import type { TurnRecord } from "./turn-record.ts";
 
 /**
@@ -127,41 +125,3 @@ export interface StoredTurn {
 /** A started turn: NDJSON of TurnStreamPart; cancelling it cancels the answer hop. */
 export type StartTurnResult =
   { ok: true; stream: ReadableStream<Uint8Array> } | { ok: false; refusal: TurnRefusal };
-
-/** What the API asks of one conversation (a Durable Object in production). */
-export interface ConversationHandle {
-  create(meta: ConversationMeta): Promise<ConversationMeta>;
-  describe(): Promise<ConversationMeta | null>;
-  listItems(query: {
-    after?: string | undefined;
-    limit: number;
-    order: "asc" | "desc";
-  }): Promise<ItemPage | null>;
-  /** Removes everything; false when it did not exist. */
-  remove(): Promise<boolean>;
-  /** A fork's start: a new conversation whose timeline begins with `seed` (events of another one). */
-  createFrom(meta: ConversationMeta, seed: readonly StoredTimelineEvent[]): Promise<ConversationMeta>;
-  updateMetadata(metadata: Record<string, string>): Promise<ConversationMeta | null>;
-  readTurn(turnId: string): Promise<StoredTurn | null>;
-  /** The events up to and including `turnId`'s, to fork from; null if no such (undeleted) turn. */
-  exportThrough(turnId: string): Promise<StoredTimelineEvent[] | null>;
-  /** Appends the tombstone; false when there is no such (undeleted) response. */
-  deleteResponse(turnId: string): Promise<boolean>;
-  /** Aborts a running turn (it records `turn_cancelled`); the turn as it then stands, or null if unknown. */
-  cancelTurn(turnId: string): Promise<TurnRecord | null>;
-  readItem(itemId: string): Promise<StoredItem | null>;
-  /** Stream resume: NDJSON of the turn's parts from its first, then live; null for an unknown response. */
-  attachTurn(turnId: string): Promise<ReadableStream<Uint8Array> | null>;
-  deleteItem(itemId: string): Promise<boolean>;
-  /** Messages added without a turn; they open the next turn's views. Waits for a running turn. */
-  addItems(messages: Array<{ role: "user" | "assistant"; text: string }>): Promise<StoredItem[] | null>;
-  startTurn(request: StartTurnRequest): Promise<StartTurnResult>;
-  startStatelessTurn(request: StatelessTurnRequest): Promise<StartTurnResult>;
-  /** A turn that runs to completion with nobody streaming it (inbound webhooks); its answer goes out as an event. */
-  startDetachedTurn(
-    request: StartTurnRequest,
-  ): Promise<{ ok: true; turnId: string } | { ok: false; refusal: TurnRefusal }>;
-}
-
-/** Finds a conversation's handle; conversations are addressed under their tenant. */
-export type ConversationDirectory = (tenantId: string, conversationId: string) => ConversationHandle;

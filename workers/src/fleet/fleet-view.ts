@@ -1,5 +1,4 @@
-import type { NodeStatus, PriorityClass } from "../../../schema/wire/v2/index.ts";
-import type { PlacedHop } from "./placement-ledger.ts";
+import type { NodeStatus } from "../../../schema/wire/v2/index.ts";
 
 /**
  * The live fleet as one edge object sees it, fed by the heartbeat bucket. An entry also expires here when no
@@ -52,25 +51,4 @@ export interface FleetHealth {
   liveNodes: number;
   nodes: NodeStatus[];
   detail?: string;
-}
-
-/** Where hops go: what the turn loop asks of the fleet before each hop. */
-export interface HopPlacement {
-  /** The live fleet as this edge object sees it. */
-  nodes(): Promise<readonly NodeStatus[]>;
-  /**
-   * False for the queue-group baseline: every hop goes to the node NATS picks, while the fleet is still read for
-   * what the nodes serve (chat format, context), so both placements render the same views. Default true.
-   */
-  picksNodes?: boolean;
-  /** Hops placed on each node since its last heartbeat (see PlacementLedger); absent: none counted. */
-  recentHops?(): ReadonlyMap<string, number>;
-  /** What the warm node of (conversation, adapter) holds in tokens: its last hop's prompt and generated text. */
-  heldTokens?(conversationId: string, adapter: string, hop: PriorityClass): number | undefined;
-  /**
-   * Told of each hop as it is sent to a node, before the node's next heartbeat can show it; the function it
-   * returns is called when that hop ends (answered or failed), so only hops still running count as load, with
-   * what the node then holds of the pair when the hop answered.
-   */
-  notePlacement?(hop: PlacedHop): (heldTokens?: number) => void;
 }

@@ -1,9 +1,8 @@
 import type { Placement } from "../../../schema/api/hop-facts.ts";
-import { toWireErrorPayload, type NodeStatus, type PriorityClass } from "../../../schema/wire/v2/index.ts";
-import { chooseNode } from "../fleet/choose-node.ts";
-import type { HopPlacement } from "../fleet/fleet-view.ts";
+import { toWireErrorPayload, type PriorityClass } from "../../../schema/wire/v2/index.ts";
+import type { HopPlacement, PlacementDecision } from "../fleet/hop-placement.ts";
 
-export type { HopPlacement } from "../fleet/fleet-view.ts";
+export type { HopPlacement } from "../fleet/hop-placement.ts";
 
 /** Tries per hop: the first node, then two others, before the hop fails. */
 export const MAX_HOP_ATTEMPTS = 3;
@@ -12,6 +11,8 @@ export const MAX_HOP_ATTEMPTS = 3;
  * Codes where another node may well succeed: it is gone, full, or broke before answering. A node queues hops up to
  * its bound, so `overloaded` means its queue is full: another node, not a wait here, is the right next try.
  */
+const QUEUE_GROUP: PlacementDecision = { reason: "queue-group", settle: () => undefined };
+
 const FAILOVER_CODES = new Set([
   "no_responders",
   "overloaded",
@@ -53,30 +54,21 @@ export async function placeHop<T>(
   const attempts: Placement["attempts"] = [];
   for (let attempt = 1; ; attempt++) {
     // Without fleet information (or for the queue-group baseline) the hop still runs, on the queue group.
-    const nodes =
-      q.placement.picksNodes === false ? [] : await q.placement.nodes().catch((): NodeStatus[] => []);
-    const warmTokens = q.placement.heldTokens?.(q.conversationId, q.adapter, q.hop);
-    const recentHops = q.placement.recentHops?.();
-    const choice = chooseNode({
-      nodes,
-      adapter: q.adapter,
-      conversationId: q.conversationId,
-      ...(q.lastNodeId ? { lastNodeId: q.lastNodeId } : {}),
-      exclude: failed,
-      ...(q.requires && q.requires.length > 0 ? { requires: q.requires } : {}),
-      ...(q.promptTokens === undefined ? {} : { promptTokens: q.promptTokens }),
-      ...(warmTokens === undefined ? {} : { warmTokens }),
-      ...(recentHops ? { recentHops } : {}),
-    });
-    const settle = !choice.nodeId
-      ? undefined
-      : q.placement.notePlacement?.({
-          nodeId: choice.nodeId,
-          hop: q.hop,
-          conversationId: q.conversationId,
-          adapter: q.adapter,
-          promptTokens: q.promptTokens ?? 0,
-        });
+    const decision: PlacementDecision =
+      q.placement.picksNodes === false
+        ? QUEUE_GROUP
+        : await q.placement
+            .place({
+              hop: q.hop,
+              adapter: q.adapter,
+              conversationId: q.conversationId,
+              lastNodeId: q.lastNodeId,
+              requires: q.requires,
+              promptTokens: q.promptTokens,
+              exclude: [...failed],
+            })
+            .catch(() => QUEUE_GROUP);
+    const { settle, ...choice } = decision;
     let held: number | undefined;
     try {
       const value = await call(choice.nodeId, attempt);
@@ -90,7 +82,7 @@ export async function placeHop<T>(
       attempts.push({ ...(choice.nodeId ? { nodeId: choice.nodeId } : {}), code });
       if (choice.nodeId) failed.add(choice.nodeId);
     } finally {
-      settle?.(held);
+      settle(held);
     }
   }
 }

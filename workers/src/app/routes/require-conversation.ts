@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { createNotFoundError } from "../../api/errors/request-errors.ts";
-import type { ConversationHandle } from "../../conversation/conversation-rpc.ts";
+import type { ConversationHandle } from "../../core/conversation-core.ts";
 import type { ConversationMeta } from "../../conversation/conversation-store.ts";
 import type { AppEnv } from "../app-deps.ts";
 

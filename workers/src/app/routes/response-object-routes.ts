@@ -8,7 +8,8 @@ import { formatResponseObject } from "../../api/format/format-response-object.ts
 import { pageQueryFields } from "../../api/schemas/page-query-fields.ts";
 import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { createResponsesEventStream } from "../../api/sse/create-responses-event-stream.ts";
-import type { ConversationHandle, StoredTurn } from "../../conversation/conversation-rpc.ts";
+import type { ConversationHandle } from "../../core/conversation-core.ts";
+import type { StoredTurn } from "../../conversation/conversation-rpc.ts";
 import { buildContextItemId, parseResponseId } from "../../conversation/item-id.ts";
 import { readPartStream } from "../../lib/create-part-stream.ts";
 import type { AppEnv } from "../app-deps.ts";

@@ -18,11 +18,8 @@ import { resolveModel } from "../../api/schemas/resolve-model.ts";
 import { fromResponseChoice, readTurnOutput } from "../../api/schemas/tool-fields.ts";
 import { createResponsesEventStream } from "../../api/sse/create-responses-event-stream.ts";
 import { buildTurnRecord } from "../../conversation/build-turn-record.ts";
-import type {
-  ConversationHandle,
-  StartTurnRequest,
-  StartTurnResult,
-} from "../../conversation/conversation-rpc.ts";
+import type { ConversationHandle } from "../../core/conversation-core.ts";
+import type { StartTurnRequest, StartTurnResult } from "../../conversation/conversation-rpc.ts";
 import { parseResponseId } from "../../conversation/item-id.ts";
 import type { TurnRecord } from "../../conversation/turn-record.ts";
 import type { RateLimitHeaders } from "../../limits/tenant-limits.ts";
