@@ -47,6 +47,34 @@ module.exports = {
       to: { path: "^(workers|gpu-nodes/src|test)/" },
     },
     {
+      name: "one-heartbeat-watch-per-colo",
+      comment:
+        "The heartbeat bucket is watched by the colo's fleet object alone (one watch per colo, whatever the number of live conversations): only create-fleet-placement.ts watches it, only fleet-object.ts builds that, and nothing else in the edge opens the bucket.",
+      severity: "error",
+      from: { path: "^workers/", pathNot: "^workers/src/fleet/create-fleet-placement[.]ts$" },
+      to: { path: "^workers/src/fleet/watch-fleet[.]ts$" },
+    },
+    {
+      name: "fleet-placement-lives-in-the-fleet-object",
+      severity: "error",
+      from: { path: "^workers/", pathNot: "^workers/src/cloudflare/fleet-object[.]ts$" },
+      to: { path: "^workers/src/fleet/create-fleet-placement[.]ts$" },
+    },
+    {
+      name: "only-the-watch-opens-the-bucket",
+      severity: "error",
+      from: { path: "^workers/", pathNot: "^workers/src/fleet/watch-fleet[.]ts$" },
+      to: { path: "node_modules/@nats-io/kv/" },
+    },
+    {
+      name: "placement-in-one-place",
+      comment:
+        "Where a hop goes is decided in workers/src/fleet (filters, scorers, picker in choose-node.ts); callers ask a HopPlacement and never rank nodes themselves.",
+      severity: "error",
+      from: { path: "^workers/", pathNot: "^workers/src/fleet/" },
+      to: { path: "^workers/src/fleet/choose-node[.]ts$", dependencyTypesNot: ["type-only"] },
+    },
+    {
       name: "schema-is-the-contract-only",
       comment:
         "schema/ holds the wire, harness and public API contracts. Storage (drizzle tables) and transport (the NATS client) belong to the side that uses them.",

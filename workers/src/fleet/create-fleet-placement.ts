@@ -28,16 +28,23 @@ export function createFleetPlacement(options: {
     firstSeen: (nodeId, revision) => ledger.firstSeenBeat(nodeId, revision),
   });
   let watching: { nc: NatsConnection; stop: () => void } | undefined;
+  /** The watch being started: hops that arrive meanwhile wait for its first beats instead of finding no node. */
+  let starting: Promise<void> | undefined;
   let lastAttempt = Number.NEGATIVE_INFINITY;
   const nodes = async () => {
     const nc = await options.connection();
     // Retry a failed watch (no bucket before the first node starts) now and then, not on every hop.
-    if (watching?.nc !== nc && options.now() - lastAttempt >= WATCH_RETRY_MS) {
+    if (!starting && watching?.nc !== nc && options.now() - lastAttempt >= WATCH_RETRY_MS) {
       lastAttempt = options.now();
       watching?.stop();
-      const stop = await watchFleet(nc, fleet);
-      watching = stop ? { nc, stop } : undefined;
+      watching = undefined;
+      starting = watchFleet(nc, fleet)
+        .then((stop) => {
+          watching = stop ? { nc, stop } : undefined;
+        })
+        .finally(() => (starting = undefined));
     }
+    await starting;
     return fleet.nodes();
   };
   return {
