@@ -18,7 +18,8 @@ import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { adapterEnvName } from "../../gpu-nodes/src/config/node-config.ts";
 import { ensureTestModels } from "../../gpu-nodes/tools/test-models/ensure-test-models.ts";
-import { spawnGpuNode, type GpuNodeProcess } from "../../infra/local/spawn-gpu-node.ts";
+import type { GpuNodeProcess } from "../../infra/local/spawn-gpu-node.ts";
+import { spawnBenchNode } from "../bench/spawn-bench-node.ts";
 import {
   NODE_STATUS_BUCKET,
   decodeWireMessage,
@@ -41,22 +42,13 @@ const QUESTIONS_PER_SNAPSHOT = 24;
 const models = await ensureTestModels({ outDir: TEST_MODELS_DIR, fixturePath: FIXTURE_MODEL_PATH });
 const nats = await startNatsServer();
 const nodes: GpuNodeProcess[] = ["n1", "n2", "n3"].map((nodeId) =>
-  spawnGpuNode({
-    nodeId,
-    natsUrl: nats.url,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "/tmp",
-      MOL_LOG_LEVEL: "warn",
-      MOL_BASE_MODEL: models.base,
-      ...Object.fromEntries(Object.entries(models.adapters).map(([id, path]) => [adapterEnvName(id), path])),
-      MOL_THREADS: "1",
-      MOL_CONTEXT_SIZE: "4096",
-      MOL_SLOTS_PER_ADAPTER: "3",
-      MOL_MAX_CONCURRENT: "4",
-      MOL_HEARTBEAT_INTERVAL_MS: "250",
-      MOL_HEARTBEAT_TTL_MS: "3000",
-    },
+  // Few slots and a low concurrency, so the fleet saturates and spills; beats four times a second.
+  spawnBenchNode(nodeId, nats.url, {
+    MOL_BASE_MODEL: models.base,
+    ...Object.fromEntries(Object.entries(models.adapters).map(([id, path]) => [adapterEnvName(id), path])),
+    MOL_SLOTS_PER_ADAPTER: "3",
+    MOL_MAX_CONCURRENT: "4",
+    MOL_HEARTBEAT_INTERVAL_MS: "250",
   }),
 );
 await Promise.all(nodes.map((n) => n.ready));

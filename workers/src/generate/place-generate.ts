@@ -1,6 +1,6 @@
 import type { Placement } from "../../../schema/api/hop-facts.ts";
-import { toWireErrorPayload, type PriorityClass } from "../../../schema/wire/v2/index.ts";
-import type { HopPlacement, PlacementDecision } from "../fleet/hop-placement.ts";
+import { toWireErrorPayload } from "../../../schema/wire/v2/index.ts";
+import type { HopPlacement, PlacementDecision, PlacementRequest } from "../fleet/hop-placement.ts";
 
 export type { HopPlacement } from "../fleet/hop-placement.ts";
 
@@ -21,17 +21,9 @@ const FAILOVER_CODES = new Set([
   "deadline_exceeded",
 ]);
 
-export interface PlaceHopQuestion {
+/** A hop to place: what placement is asked (the nodes that failed it are added per attempt), and its retry rule. */
+export interface PlaceHopQuestion extends Omit<PlacementRequest, "exclude"> {
   placement: HopPlacement;
-  /** The request's priority class: summaries keep KV slots apart from the views' (see PlacementLedger). */
-  hop: PriorityClass;
-  adapter: string;
-  conversationId: string;
-  lastNodeId?: string | undefined;
-  /** Features the node must advertise (an answer under an output constraint, see node-status `features`). */
-  requires?: readonly string[] | undefined;
-  /** The hop's prompt in tokens, estimated (see estimatePromptTokens): what a cold node must prefill. */
-  promptTokens?: number | undefined;
   /** Whether a failure may be retried elsewhere (e.g. only before any answer text reached the client). */
   canRetry: (error: unknown) => boolean;
 }
