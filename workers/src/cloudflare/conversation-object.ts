@@ -36,6 +36,8 @@ export class ConversationObject extends DurableObject<Env> {
   readonly #traces = new TurnTraces();
   /** The colo this object runs in, as the Worker that first reached it said; names the fleet object it asks. */
   #colo: string | undefined;
+  /** The stub of that colo's fleet object, made once: every hop attempt asks it. */
+  #fleetStub: { colo: string | undefined; stub: DurableObjectStub<FleetObject> } | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -57,7 +59,7 @@ export class ConversationObject extends DurableObject<Env> {
         ),
       ),
       placement: placeThroughFleetObject({
-        fleet: () => env.FLEET.getByName(fleetObjectName(this.#colo)) as DurableObjectStub<FleetObject>,
+        fleet: () => this.#fleet(env),
         cacheMs: config.placement.cacheMs,
         now: Date.now,
         picksNodes: config.placement.mode !== "queue-group",
@@ -86,6 +88,14 @@ export class ConversationObject extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       if (store.exists) await store.migrate();
     });
+  }
+
+  #fleet(env: Env): DurableObjectStub<FleetObject> {
+    if (this.#fleetStub?.colo !== this.#colo || !this.#fleetStub) {
+      const stub = env.FLEET.getByName(fleetObjectName(this.#colo)) as DurableObjectStub<FleetObject>;
+      this.#fleetStub = { colo: this.#colo, stub };
+    }
+    return this.#fleetStub.stub;
   }
 
   /** The webhook outbox's safety net: flushes what a crash or a failed flush left behind. */
