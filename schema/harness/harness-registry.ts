@@ -35,23 +35,35 @@ export type ParsedHarnessDocument =
   | { ok: false; error: "too_large"; bytes: number }
   | { ok: false; error: "invalid"; issues: z.core.$ZodIssue[] };
 
+/** UTF-8 bytes of a value's canonical JSON: what the registry's cap counts. */
+export function measureCanonicalBytes(value: unknown): number {
+  return countUtf8Bytes(canonicalizeJson(value));
+}
+
+/** A valid document's canonical JSON, its size and its address (the hash `hashHarness` gives it, and a turn under it records). */
+export async function addressHarnessDocument(
+  document: HarnessDocument,
+): Promise<{ canonical: string; hash: string; bytes: number }> {
+  const canonical = canonicalizeJson(document);
+  return { canonical, hash: `sha256:${await sha256Hex(canonical)}`, bytes: countUtf8Bytes(canonical) };
+}
+
 /**
  * Checks a document for the registry: its canonical JSON within {@link MAX_HARNESS_DOCUMENT_BYTES} (counted before
- * anything else, so an oversize body costs no validation), then the strict schema (an unknown key anywhere is an
- * `unrecognized_keys` issue naming it) and the cross-field checks. The hash is over the parsed document, defaults
- * filled in, so it is the hash a turn under this document records.
+ * anything else, so an oversize document costs no validation), then the strict schema (an unknown key anywhere is
+ * an `unrecognized_keys` issue naming it) and the cross-field checks. The hash is over the parsed document,
+ * defaults filled in.
  */
 export async function parseHarnessDocument(value: unknown): Promise<ParsedHarnessDocument> {
-  const inputBytes = countUtf8Bytes(canonicalizeJson(value));
+  const inputBytes = measureCanonicalBytes(value);
   if (inputBytes > MAX_HARNESS_DOCUMENT_BYTES) return { ok: false, error: "too_large", bytes: inputBytes };
   const parsed = harnessDocumentSchema.safeParse(value);
   if (!parsed.success) return { ok: false, error: "invalid", issues: parsed.error.issues };
-  const canonical = canonicalizeJson(parsed.data);
-  const bytes = countUtf8Bytes(canonical);
-  // Defaults can only add a few short fields; checked again so the stored text keeps the bound.
-  if (bytes > MAX_HARNESS_DOCUMENT_BYTES) return { ok: false, error: "too_large", bytes };
-  // The same hash hashHarness gives the document: the one a turn under it records.
-  return { ok: true, document: parsed.data, canonical, hash: `sha256:${await sha256Hex(canonical)}`, bytes };
+  const address = await addressHarnessDocument(parsed.data);
+  // Defaults add a few short fields at most; checked again so what is stored keeps the bound.
+  if (address.bytes > MAX_HARNESS_DOCUMENT_BYTES)
+    return { ok: false, error: "too_large", bytes: address.bytes };
+  return { ok: true, document: parsed.data, ...address };
 }
 
 /** Which version of a label a conversation runs under. */
