@@ -1,14 +1,25 @@
 import { z } from "@hono/zod-openapi";
 import { harnessDocumentSchema } from "../../../../schema/harness/harness-document.ts";
 import {
+  HARNESS_HASH_PATTERN,
+  HARNESS_LABEL_PATTERN,
   MAX_HARNESS_DOCUMENT_BYTES,
-  harnessHashSchema,
-  harnessLabelNameSchema,
 } from "../../../../schema/harness/harness-registry.ts";
 import { pageQueryFields } from "./page-query-fields.ts";
 
 export const MAX_HARNESS_MESSAGE_CHARS = 1024;
 export const MAX_LABEL_REASON_CHARS = 1024;
+
+// Built here from the contract's patterns: schemas made before @hono/zod-openapi is loaded have no `.openapi`.
+const harnessHashSchema = z
+  .string()
+  .regex(HARNESS_HASH_PATTERN, "expected a harness hash: sha256: and 64 lower-case hex digits");
+const harnessLabelNameSchema = z
+  .string()
+  .regex(
+    HARNESS_LABEL_PATTERN,
+    "expected a label name: 1-64 of [a-z0-9._-], starting with a letter or digit",
+  );
 
 const hashParam = (name: string) =>
   harnessHashSchema.openapi({
@@ -19,9 +30,9 @@ const hashParam = (name: string) =>
 /** `POST /v1/harnesses` and `POST /v1/admin/harnesses`. */
 export const createHarnessBodySchema = z
   .strictObject({
-    document: harnessDocumentSchema.openapi({
-      description: `A whole harness document (docs/harness.md); an unknown key anywhere is refused. At most ${MAX_HARNESS_DOCUMENT_BYTES} bytes of canonical JSON (413 beyond).`,
-    }),
+    document: harnessDocumentSchema.describe(
+      `A whole harness document (docs/harness.md); an unknown key anywhere is refused. At most ${MAX_HARNESS_DOCUMENT_BYTES} bytes of canonical JSON (413 beyond).`,
+    ),
     parent: harnessHashSchema.nullable().optional().openapi({
       description: "The version this one was derived from: a hash the caller can see (404 otherwise).",
     }),
