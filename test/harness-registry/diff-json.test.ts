@@ -39,7 +39,7 @@ function applyPatch(document: JsonValue, patch: readonly JsonPatchOperation[]): 
       const object = parent as Record<string, JsonValue>;
       if (operation.op !== "add" && !Object.hasOwn(object, last))
         throw new Error(`no member at ${operation.path}`);
-      if (operation.op === "remove") delete object[last];
+      if (operation.op === "remove") Reflect.deleteProperty(object, last);
       else object[last] = structuredClone(operation.value);
     }
   }

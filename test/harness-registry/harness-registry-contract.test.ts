@@ -70,7 +70,7 @@ describe("a harness document in the registry", () => {
       "bos",
     ],
   ])("refuses an unknown key %s, naming it", async (_where, change, path, key) => {
-    const parsed = await parseHarnessDocument(change(clone(DEFAULT_HARNESS) as Record<string, unknown>));
+    const parsed = await parseHarnessDocument(change(clone(DEFAULT_HARNESS)));
     expect(parsed.ok).toBe(false);
     if (parsed.ok || parsed.error !== "invalid") throw new Error("expected an invalid document");
     expect(parsed.issues).toContainEqual(
