@@ -224,7 +224,7 @@ describe("harness labels", () => {
     // The database keeps the history append-only.
     const refused = await queryLocalD1(mesh.persistDir, "DELETE FROM harness_label_history").then(
       () => "deleted",
-      (error: { message: string; stdout?: string }) => `${error.message}\n${error.stdout ?? ""}`,
+      (error: unknown) => `${String(error)}\n${(error as { stdout?: string }).stdout ?? ""}`,
     );
     expect(refused).toMatch(/append-only/);
   });
