@@ -7,7 +7,6 @@ import { watchFleet } from "./watch-fleet.ts";
 /** How often to retry watching the heartbeat bucket when it does not exist yet. */
 const WATCH_RETRY_MS = 2_000;
 
-
 /**
  * The placement of one colo: a FleetView fed by one watch on the heartbeat bucket, (re)started on whatever
  * connection is current, so a reconnect or a new connection keeps the view live, and the ledger of the hops placed
