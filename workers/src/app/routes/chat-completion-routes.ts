@@ -1,3 +1,4 @@
+import { readHarnessPin } from "../read-harness-pin.ts";
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
@@ -37,7 +38,9 @@ const chatCompletionRoute = createRoute({
       "A chat completion, or its chunks as server-sent events with `stream: true`",
     ),
     ...errorResponses(...JSON_BODY_ERRORS, 401, 403, ...TURN_ERRORS),
-    404: errorResponse("Unknown model (`model_not_found`)"),
+    404: errorResponse(
+      "Unknown model (`model_not_found`), or a harness pin (`x-mol-harness`, `metadata.mol_harness`) the tenant cannot see",
+    ),
   },
 });
 
@@ -69,8 +72,10 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
       parallel: body.parallel_tool_calls,
       format: fromChatFormat(body.response_format),
     });
+    const harnessPin = await readHarnessPin(c, body.metadata);
     const limitHeaders = await admitTurn(c);
     const result = await startStatelessTurn(c, {
+      ...(harnessPin === undefined ? {} : { harnessPin }),
       messages,
       ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
       sampling: readChatSampling(body),
