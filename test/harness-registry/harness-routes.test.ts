@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import { MAX_HARNESS_DOCUMENT_BYTES } from "../../schema/harness/harness-registry.ts";
 import { createApp } from "../../workers/src/app/create-app.ts";
+import type { AppDeps } from "../../workers/src/app/app-deps.ts";
 import type { TenantLimiter } from "../../workers/src/limits/tenant-limits.ts";
 import { createMemoryAppDeps } from "../tenancy/create-memory-app-deps.ts";
 
@@ -18,7 +19,7 @@ type Envelope = { error: { message: string; type: string; code: string; param: s
  * The real app, its registry store refusing every call: each request here must be answered before anything is
  * read, stored or moved. Writes pass an always-admitting limiter.
  */
-function createTestApp() {
+function createTestApp(registry: Partial<AppDeps["harnessRegistry"]> = {}) {
   const limiter: TenantLimiter = {
     admit: unused,
     admitWrite: () => Promise.resolve({ ok: true, headers: {} } as never),
@@ -31,13 +32,29 @@ function createTestApp() {
   const { deps } = createMemoryAppDeps(DEV_KEY, {
     limits: () => limiter,
     adminToken: ADMIN_TOKEN,
+    harnessRegistry: {
+      putVersion: unused,
+      getVersion: unused,
+      listVersions: unused,
+      getLabel: unused,
+      listLabels: unused,
+      moveLabel: unused,
+      listLabelHistory: unused,
+      ...registry,
+    },
     telemetry: { debug: false, write: () => undefined },
   });
   const app = createApp(() => deps);
-  const send = (method: string, path: string, body?: unknown, token = DEV_KEY) =>
+  const send = (
+    method: string,
+    path: string,
+    body?: unknown,
+    token = DEV_KEY,
+    headers: Record<string, string> = {},
+  ) =>
     app.request(path, {
       method,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
       ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     });
   return { send };
@@ -139,5 +156,37 @@ describe("the harness registry's routes refuse bad input before the store", () =
     const { send } = createTestApp();
     const push = await send("POST", "/v1/admin/harnesses", { document: doc() });
     expect(await expectError(push, 403)).toMatchObject({ code: "admin_token_required" });
+  });
+
+  it("a turn's or a conversation's pin that is malformed (400) or names nothing the tenant sees (404)", async () => {
+    // Nothing is found; the turn routes must answer before admitting the turn (the limiter's `admit` throws).
+    const { send } = createTestApp({
+      getVersion: () => Promise.resolve(undefined),
+      getLabel: () => Promise.resolve(undefined),
+    });
+    const chat = { model: "mol", messages: [{ role: "user", content: "hi" }] };
+    const turn = { input: "hi" };
+    for (const [path, body] of [
+      ["/v1/chat/completions", chat],
+      ["/v1/responses", turn],
+    ] as const) {
+      const malformed = await send("POST", path, body, DEV_KEY, { "x-mol-harness": "Not A Pin" });
+      expect(await expectError(malformed, 400), path).toMatchObject({ param: "x-mol-harness" });
+      const unknownHash = await send("POST", path, body, DEV_KEY, { "x-mol-harness": HASH });
+      expect(await expectError(unknownHash, 404), path).toMatchObject({
+        code: "harness_not_found",
+        param: "x-mol-harness",
+      });
+      const unknownLabel = await send("POST", path, { ...body, metadata: { mol_harness: "canary" } });
+      expect(await expectError(unknownLabel, 404), path).toMatchObject({
+        code: "harness_label_not_found",
+        param: "metadata.mol_harness",
+      });
+    }
+    const conversation = await send("POST", "/v1/conversations", { metadata: { mol_harness: HASH } });
+    expect(await expectError(conversation, 404)).toMatchObject({
+      code: "harness_not_found",
+      param: "metadata.mol_harness",
+    });
   });
 });

@@ -1,5 +1,5 @@
-import { readHarnessPin } from "../read-harness-pin.ts";
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { harnessPinHeaderFields, readHarnessPin } from "../read-harness-pin.ts";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
 import { formatChatCompletion, toChatCompletionId } from "../../api/format/format-chat-completion.ts";
@@ -32,7 +32,9 @@ const chatCompletionRoute = createRoute({
   method: "post",
   path: "/v1/chat/completions",
   security: TENANT_SECURITY,
-  ...jsonBody(createChatCompletionBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES })),
+  ...jsonBody(createChatCompletionBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES }), {
+    headers: z.object(harnessPinHeaderFields),
+  }),
   responses: {
     200: jsonOrEventStreamResponse(
       "A chat completion, or its chunks as server-sent events with `stream: true`",

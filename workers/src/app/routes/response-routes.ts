@@ -32,7 +32,7 @@ import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../ser
 import { startStatelessTurn, type StatelessTurnInput } from "../start-stateless-turn.ts";
 import { isConversationId } from "./require-conversation.ts";
 import { admitTurn } from "../admit-turn.ts";
-import { readHarnessPin } from "../read-harness-pin.ts";
+import { harnessPinHeaderFields, readHarnessPin } from "../read-harness-pin.ts";
 import { registerResponseObjectRoutes } from "./response-object-routes.ts";
 import {
   JSON_BODY_ERRORS,
@@ -49,7 +49,7 @@ const createResponseRoute = createRoute({
   path: "/v1/responses",
   security: TENANT_SECURITY,
   ...jsonBody(createResponseBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES }), {
-    headers: idempotencyKeyHeadersSchema,
+    headers: idempotencyKeyHeadersSchema.extend(harnessPinHeaderFields),
   }),
   responses: {
     200: jsonOrEventStreamResponse(
