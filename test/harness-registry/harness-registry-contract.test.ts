@@ -78,6 +78,19 @@ describe("a harness document in the registry", () => {
     );
   });
 
+  it("refuses, never throws on, a document whose fields fail before the checks across them could read them", async () => {
+    const doc = clone(DEFAULT_HARNESS) as unknown as {
+      specialists: Record<string, { adapter: string }>;
+      router: { labels: string[] };
+    };
+    doc.specialists["x-y"] = { ...doc.specialists.chat, adapter: "" };
+    doc.router.labels.push("x-y");
+    const parsed = await parseHarnessDocument(doc);
+    expect(parsed).toMatchObject({ ok: false, error: "invalid" });
+    if (parsed.ok || parsed.error !== "invalid") return;
+    expect(parsed.issues.map((issue) => issue.path.join("."))).toEqual(["specialists.x-y.adapter"]);
+  });
+
   it(`refuses a document over ${MAX_HARNESS_DOCUMENT_BYTES} bytes of canonical JSON before validating it`, async () => {
     const atCap = { pad: "x".repeat(MAX_HARNESS_DOCUMENT_BYTES - '{"pad":""}'.length) };
     // At the cap it is only invalid (an unknown document); one byte more and it is too large.
