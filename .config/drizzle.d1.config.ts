@@ -8,6 +8,7 @@ export default defineConfig({
     "./workers/src/db/webhook-tables.ts",
     "./workers/src/db/genui-tables.ts",
     "./workers/src/db/usage-tables.ts",
+    "./workers/src/db/harness-tables.ts",
   ],
   out: "./workers/src/db/migrations/d1",
 });

@@ -45,9 +45,28 @@ export const molGenuiSchema = z.object({
 });
 export type MolGenui = z.infer<typeof molGenuiSchema>;
 
+/**
+ * Where the turn's harness came from: a pin on the request (`x-mol-harness` or `metadata.mol_harness`), a pin on
+ * the conversation (its `metadata.mol_harness`), the tenant's `production` label (its canary by a stable hash of
+ * tenant and conversation), or the built-in default for the served model.
+ */
+export const molHarnessSourceSchema = z.enum(["request", "conversation", "label", "default"]);
+
+export const molHarnessSchema = z.object({
+  hash: z.string(),
+  /** The label it was chosen through; null for a hash pin and the default. */
+  label: z.string().nullable(),
+  /** Which version of the label: null where no label chose it. */
+  arm: z.enum(["production", "canary"]).nullable(),
+  source: molHarnessSourceSchema,
+});
+export type MolHarness = z.infer<typeof molHarnessSchema>;
+
 export const molSchema = z.object({
   turnId: z.string(),
   harnessHash: z.string(),
+  /** How the harness was chosen (absent on turns stored before the registry). */
+  harness: molHarnessSchema.optional(),
   /** The specialist that answered (after any fallback). */
   label: z.string(),
   /** The adapter that ran the answer hop and its revision (content fingerprint). */

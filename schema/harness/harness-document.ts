@@ -10,12 +10,18 @@ import { countUtf8Bytes } from "./utf8.ts";
 
 export type { HarnessDocument, HarnessDocumentInput } from "./harness-settings.ts";
 
+/**
+ * Only once every field passed: zod runs refinements after issues that do not abort (a bad record key, a string
+ * off its pattern), and the checks across fields read those fields as valid (an adapter name is parsed).
+ */
+const whenFieldsValid = { when: (payload: { issues: readonly unknown[] }) => payload.issues.length === 0 };
+
 /** The versioned harness: every prompt, template, budget and hop setting a turn runs under. */
 export const harnessDocumentSchema = harnessFieldsSchema.superRefine((doc, ctx) => {
   for (const issue of checkHarnessDocument(doc)) {
     ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
   }
-});
+}, whenFieldsValid);
 
 export interface HarnessIssue {
   path: string[];

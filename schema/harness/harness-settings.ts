@@ -43,7 +43,7 @@ const answerPrefixSchema = z
  * N bytes never takes more than N tokens, whatever the tokenizer. That makes the bound a guarantee rather
  * than an estimate, and lets the edge enforce it without a tokenizer.
  */
-export const routerSettingsSchema = z.object({
+export const routerSettingsSchema = z.strictObject({
   /** `l0`, or a revision of it (`l0@<rev>`): the adapter every route request names. */
   adapter: adapterNameSchema,
   systemPrompt: promptSchema,
@@ -63,7 +63,7 @@ export const routerSettingsSchema = z.object({
 });
 export type RouterSettings = z.infer<typeof routerSettingsSchema>;
 
-export const summarySettingsSchema = z.object({
+export const summarySettingsSchema = z.strictObject({
   /** Asked after the specialist's view (which then ends with its answer). */
   instruction: promptSchema,
   maxTokens: z.int().min(1).max(MAX_SUMMARY_TOKENS),
@@ -73,11 +73,12 @@ export const summarySettingsSchema = z.object({
 });
 export type SummarySettings = z.infer<typeof summarySettingsSchema>;
 
-export const specialistSettingsSchema = z.object({
+export const specialistSettingsSchema = z.strictObject({
   /** The specialist's label, or a revision of it (`label@<rev>`): the adapter its requests name. */
   adapter: adapterNameSchema,
   systemPrompt: promptSchema,
-  sampling: samplingSchema,
+  /** Strict here (a harness is checked key by key); the wire's own sampling object is checked by its request. */
+  sampling: samplingSchema.strict(),
   answerTimeoutMs: timeoutMsSchema,
   /** Bounds the whole view, this turn's answer included. */
   viewBudgetBytes: budgetBytesSchema,
@@ -95,7 +96,7 @@ export const specialistSettingsSchema = z.object({
 export type SpecialistSettings = z.infer<typeof specialistSettingsSchema>;
 
 /** Every piece of text the views are made of, besides prompts and conversation text. */
-export const harnessTemplatesSchema = z.object({
+export const harnessTemplatesSchema = z.strictObject({
   systemPrefix: z.string().max(64),
   /** Ends a system line instead of `lineEnd` (Llama-2 closes `<<SYS>>` and `[INST]` there). */
   systemEnd: z.string().min(1).max(64).optional(),
@@ -126,7 +127,7 @@ export const harnessTemplatesSchema = z.object({
 export type HarnessTemplates = z.infer<typeof harnessTemplatesSchema>;
 
 /** How a view that would pass its budget is shortened; fractions of the room a turn starts with. */
-export const compactionSettingsSchema = z.object({
+export const compactionSettingsSchema = z.strictObject({
   /** After a compaction, the turns kept in full take at most this fraction of the room. */
   keepFullFraction: fractionSchema,
   /** Compact forms may grow to this fraction of the room before the oldest are dropped… */
@@ -226,7 +227,7 @@ export const DEFAULT_TURN_PROGRAM: TurnProgram = {
   stop: { maxSteps: 16 },
 };
 
-export const harnessFieldsSchema = z.object({
+export const harnessFieldsSchema = z.strictObject({
   version: z.literal(HARNESS_VERSION),
   /** KV tokens per slot on the GPU nodes (`MOL_CONTEXT_SIZE`); every hop's prompt + completion must fit. */
   contextTokens: z.int().min(256).max(1_048_576),

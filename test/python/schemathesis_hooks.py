@@ -19,6 +19,30 @@ from schemathesis.openapi.checks import RejectedPositiveData
 CHAT = "POST /v1/chat/completions"
 RESPONSES = "POST /v1/responses"
 
+# What schema/harness/harness-document.ts, harness-settings.ts and workers/src/steps/step-registry.ts refuse beyond
+# the document's JSON Schema.
+HARNESS_DOCUMENT_RULES = "|".join(
+    [
+        r"labels must be unique",
+        r"exactly the router's labels",
+        r"the label, or the label@<rev>",
+        r"must not be a label",
+        r"one of the labels",
+        r"reasoningMaxTokens",
+        r"room for new turns",
+        r"must not exceed compactMaxFraction",
+        r"too small for",
+        r"exceed contextTokens",
+        r"longer than answerViewMaxBytes",
+        r"U\+E000",
+        r"\{label\} and \{text\}",
+        r"two steps are named",
+        r"background steps must come last",
+        r"harness turn program",
+        r"Invalid key in record",
+    ]
+)
+
 # (operation, status, param regex, message regex, why a JSON Schema cannot hold it)
 BEYOND_SCHEMA: list[tuple[str, int, str, str, str]] = [
     # Chat Completions: the order of the messages and what they refer to.
@@ -55,6 +79,17 @@ BEYOND_SCHEMA: list[tuple[str, int, str, str, str]] = [
     (RESPONSES, 422, r"^$", r"Idempotency-Key was already used", "stored state"),
     # A GenUI component is a JSX module: the validator, not a schema, says whether it is one (422 with its report).
     ("POST /v1/genui/components", 422, r"^source$", r"rejected", "a program, checked by the validator"),
+    # A harness document's fields checked against each other (labels and specialists, budgets against the context,
+    # template placeholders, step names), the edge's step kinds and their options, record keys (a JSON Schema
+    # `propertyNames` the generated document does not carry), and its size as canonical JSON.
+    *[
+        (operation, 400, r"^document(\.|\[|$)", HARNESS_DOCUMENT_RULES, "fields against each other, the edge's step kinds")
+        for operation in ("POST /v1/harnesses", "POST /v1/admin/harnesses")
+    ],
+    *[
+        (operation, 413, r"^document$", r"bytes of canonical JSON", "a byte count of the whole document")
+        for operation in ("POST /v1/harnesses", "POST /v1/admin/harnesses")
+    ],
 ]
 
 

@@ -15,8 +15,8 @@ export async function admitTurn(c: Context<AppEnv>): Promise<RateLimitHeaders> {
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-/** Resources whose writes start no turn; /v1/responses and /v1/chat/completions are admitted as turns. */
-const WRITE_LIMITED = /^\/v1\/(conversations|webhook_endpoints)(\/|$)/;
+/** Resources whose writes start no turn (the harness registry among them); /v1/responses and /v1/chat/completions are admitted as turns. */
+const WRITE_LIMITED = /^\/v1\/(conversations|webhook_endpoints|harnesses|harness-labels)(\/|$)/;
 
 /**
  * Rate-limits the writes that start no turn (conversations, webhook endpoints) on the tenant's writes bucket,

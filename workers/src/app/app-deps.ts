@@ -3,6 +3,7 @@ import type { TenantLimiter } from "../limits/tenant-limits.ts";
 import type { ConversationDirectory } from "../core/conversation-core.ts";
 import type { FleetHealth } from "../fleet/fleet-view.ts";
 import type { GenuiComponentStore } from "../genui/genui-component-store.ts";
+import type { HarnessRegistryStore } from "../harness-registry/harness-registry-store.ts";
 import type { Principal } from "../tenancy/api-key-scope.ts";
 import type { TenantStore } from "../tenancy/tenant-store.ts";
 import type { UsageReport } from "../usage/usage-report.ts";
@@ -35,6 +36,8 @@ export interface AppDeps {
   webhookUrlPolicy: WebhookUrlPolicy;
   /** Validated GenUI components (D1 in production). */
   genuiComponents: GenuiComponentStore;
+  /** Harness versions and labels (D1 in production). */
+  harnessRegistry: HarnessRegistryStore;
   /** MOL_GENUI_SANDBOX_ORIGIN: where component frames are served; unset on the local mesh (see genui-routes.ts). */
   genuiSandboxOrigin: string | undefined;
   /** MOL_LAUNCH_ID (local launcher only): `/livez` echoes it as `x-mol-launch-id`. */

@@ -18,6 +18,7 @@ import { registerUsageRoutes } from "./routes/usage-routes.ts";
 import { registerInboundHookRoutes } from "./routes/inbound-hook-routes.ts";
 import { registerWebhookEndpointRoutes } from "./routes/webhook-endpoint-routes.ts";
 import { genuiOriginGuard, registerGenuiRoutes } from "./routes/genui-routes.ts";
+import { registerHarnessRoutes } from "./routes/harness-routes.ts";
 import { observeRequests } from "./observe-request.ts";
 import { limitWrites } from "./admit-turn.ts";
 import type { HopTraceContext } from "../../../schema/wire/v2/index.ts";
@@ -65,6 +66,7 @@ export function createApp(
   registerWebhookEndpointRoutes(app);
   registerInboundHookRoutes(app);
   registerGenuiRoutes(app);
+  registerHarnessRoutes(app);
 
   app.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "molmesh", version: "1.0.0" } });
 

@@ -7,7 +7,7 @@ import { readUsageAttribution } from "./read-usage-attribution.ts";
 
 export type StatelessTurnInput = Pick<
   StatelessTurnRequest,
-  "messages" | "forcedLabel" | "sampling" | "apiOrigin" | "tools" | "constraint"
+  "messages" | "forcedLabel" | "sampling" | "apiOrigin" | "tools" | "constraint" | "harnessPin"
 > & {
   /** The request's `safety_identifier`, else its `user`: whose usage this is (see read-usage-attribution.ts). */
   endUser?: string | undefined;
@@ -53,5 +53,6 @@ export async function startStatelessTurn(
     attribution: readUsageAttribution(c, input.endUser),
     ...(input.tools === undefined || input.tools.length === 0 ? {} : { tools: input.tools }),
     ...(input.constraint === undefined ? {} : { constraint: input.constraint }),
+    ...(input.harnessPin === undefined ? {} : { harnessPin: input.harnessPin }),
   });
 }

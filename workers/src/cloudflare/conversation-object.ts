@@ -12,6 +12,12 @@ import { createNatsGenerateClient } from "../nats/generate-client.ts";
 import { connectNatsFromConfig, holdConnectionDuringHops } from "./connect-nats.ts";
 import { ConversationWebhooks } from "./conversation-webhooks.ts";
 import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
+import { createD1HarnessRegistryStore } from "./d1-harness-registry-store.ts";
+import { harnessRegistryCaches } from "./harness-registry-caches.ts";
+import {
+  createHarnessChooser,
+  createHarnessRegistryReader,
+} from "../harness-registry/choose-turn-harness.ts";
 import { createD1UsageStore, writeUsageDataPoints } from "./d1-usage-store.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
 import { ensureEdgeTracing } from "./edge-tracing.ts";
@@ -47,6 +53,7 @@ export class ConversationObject extends DurableObject<Env> {
     const nats = connectNatsFromConfig(config, `molmesh-edge-conversation-${ctx.id.toString().slice(0, 12)}`);
     this.#webhooks = new ConversationWebhooks(ctx, env);
     const usage = createD1UsageStore(env.DB, Date.now);
+    const warn = (message: string) => console.error(message);
     this.#core = createConversationCore(config, {
       store,
       outbox: this.#webhooks,
@@ -65,6 +72,12 @@ export class ConversationObject extends DurableObject<Env> {
         picksNodes: config.placement.mode !== "queue-group",
       }),
       genuiComponents: createD1GenuiComponentStore(env.DB),
+      // Pins and the tenant's production label, read through this isolate's caches (labels for 2 s).
+      chooseHarness: createHarnessChooser(
+        createHarnessRegistryReader(createD1HarnessRegistryStore(env.DB), harnessRegistryCaches),
+        harnessRegistryCaches.documents,
+        warn,
+      ),
       // The tenant's per-minute bucket and monthly quota live in its limiter object.
       meter: {
         record: (tenantId, charge) =>
@@ -82,7 +95,7 @@ export class ConversationObject extends DurableObject<Env> {
       },
       now: Date.now,
       randomId: () => crypto.randomUUID().replace(/-/g, ""),
-      warn: (message) => console.error(message),
+      warn,
     });
     // A conversation created by an older build gets the newer tables (the webhook outbox) before any call.
     void ctx.blockConcurrencyWhile(async () => {

@@ -5,6 +5,9 @@ import { KeyLookupCache, cacheKeyLookups } from "../tenancy/cache-key-lookups.ts
 import { createConversationHandle } from "./conversation-handle.ts";
 import { createD1ConversationIndex } from "./d1-conversation-index.ts";
 import { createD1GenuiComponentStore } from "./d1-genui-component-store.ts";
+import { createD1HarnessRegistryStore } from "./d1-harness-registry-store.ts";
+import { harnessRegistryCaches } from "./harness-registry-caches.ts";
+import { cacheHarnessRegistry } from "../harness-registry/choose-turn-harness.ts";
 import { createD1TenantStore } from "./d1-tenant-store.ts";
 import { createD1UsageStore } from "./d1-usage-store.ts";
 import { edgeConfigOf, type Env } from "./env.ts";
@@ -61,6 +64,7 @@ function resolveDeps(env: unknown, request: { trace: HopTraceContext; raw: Reque
     webhookUrlPolicy: { allowLoopback: config.webhooks.allowLoopback },
     genuiComponents: createD1GenuiComponentStore(bindings.DB),
     genuiSandboxOrigin: config.genui.sandboxOrigin,
+    harnessRegistry: cacheHarnessRegistry(createD1HarnessRegistryStore(bindings.DB), harnessRegistryCaches),
     launchId: config.launchId,
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${crypto.randomUUID().replace(/-/g, "")}`,

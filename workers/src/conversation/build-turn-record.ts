@@ -43,6 +43,7 @@ function buildMol(
   return {
     turnId: user.turnId,
     harnessHash: user.harnessHash,
+    ...(user.harness ? { harness: { hash: user.harnessHash, ...user.harness } } : {}),
     label: route?.label ?? "",
     adapter: answer?.adapter ?? route?.label ?? "",
     ...(answer ? { revision: answer.revision } : {}),

@@ -61,6 +61,12 @@ const turnOutputFields = {
   constraint: outputConstraintSchema.optional(),
 };
 
+/** The request's harness pin (`x-mol-harness`, `metadata.mol_harness`): a hash or a label the Worker checked. */
+const harnessPinSchema = z.string().min(1).max(128);
+
+/** The metadata key that pins a conversation (at creation) or a request to a harness: a hash or a label. */
+export const HARNESS_PIN_KEY = "mol_harness";
+
 /** A turn of a stored conversation, as the Worker sends it to the conversation's object. */
 export const startTurnRequestSchema = z.object({
   conversationId: z.string().min(1),
@@ -85,6 +91,7 @@ export const startTurnRequestSchema = z.object({
   /** What `GET /v1/responses/{id}` echoes. */
   response: responseEchoSchema.optional(),
   attribution: usageAttributionSchema.optional(),
+  harnessPin: harnessPinSchema.optional(),
   ...turnOutputFields,
   /** `function_call_output` call ids the input itself did not make: an earlier turn here must have. */
   outsideCallIds: z.array(z.object({ callId: z.string(), index: z.int().nonnegative() })).optional(),
@@ -107,6 +114,7 @@ export const statelessTurnRequestSchema = z.object({
   sampling: samplingOverridesSchema.optional(),
   apiOrigin: z.url().optional(),
   attribution: usageAttributionSchema.optional(),
+  harnessPin: harnessPinSchema.optional(),
   ...turnOutputFields,
 });
 export type StatelessTurnRequest = z.infer<typeof statelessTurnRequestSchema>;

@@ -18,6 +18,8 @@ export interface ConversationPorts {
   client: GenerateClient;
   placement: HopPlacement;
   genuiComponents: GenuiComponentStore;
+  /** The harness registry's choice per turn (pins, the production label); absent: the default always. */
+  chooseHarness?: TurnLoopDeps["chooseHarness"];
   meter: TurnLoopDeps["meter"];
   usage: NonNullable<TurnLoopDeps["usage"]>;
   /** Unix ms. */
@@ -51,6 +53,7 @@ export function createConversationCore(config: EdgeConfig, ports: ConversationPo
       ]);
       return harnessFor(served ?? { family: "plain", contextTokens: DEFAULT_HARNESS.contextTokens });
     },
+    ...(ports.chooseHarness ? { chooseHarness: ports.chooseHarness } : {}),
     now: ports.now,
     newTurnId: (conversationId) => buildTurnId(conversationId, ports.randomId()),
     genui: {

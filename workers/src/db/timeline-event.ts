@@ -6,6 +6,7 @@ import {
   wireErrorCodeSchema,
 } from "../../../schema/wire/v2/index.ts";
 import { answerTakeoverSchema, placementSchema } from "../../../schema/api/hop-facts.ts";
+import { molHarnessSchema } from "../../../schema/api/mol.ts";
 
 export {
   answerTakeoverSchema,
@@ -74,6 +75,8 @@ export const userMessageEventSchema = z.object({
   text: z.string(),
   /** Content hash of the harness document this turn runs under. */
   harnessHash: z.string(),
+  /** How that harness was chosen (`mol.harness` less the hash); absent on turns stored before the registry. */
+  harness: molHarnessSchema.omit({ hash: true }).optional(),
   /** Forced specialist (chat completions `model: "mol:<label>"`); skips the route hop. */
   forcedLabel: z.string().optional(),
   response: responseEchoSchema.optional(),

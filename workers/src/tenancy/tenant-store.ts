@@ -36,7 +36,9 @@ export type AuditAction =
   | "webhook_endpoint.updated"
   | "webhook_endpoint.deleted"
   | "webhook_endpoint.secret_rotated"
-  | "webhook_endpoint.disabled";
+  | "webhook_endpoint.disabled"
+  | "harness.created"
+  | "harness_label.moved";
 
 export interface AuditDraft {
   tenantId: string;

@@ -5,11 +5,12 @@ import { PartBroadcast } from "../lib/part-broadcast.ts";
 import { TurnQueue } from "../lib/turn-queue.ts";
 import { buildTurnRecord } from "../conversation/build-turn-record.ts";
 import { ConversationTimeline, hasToolCall } from "../conversation/conversation-timeline.ts";
-import type {
-  StartTurnRequest,
-  StartTurnResult,
-  StoredTurn,
-  TurnRefusal,
+import {
+  HARNESS_PIN_KEY,
+  type StartTurnRequest,
+  type StartTurnResult,
+  type StoredTurn,
+  type TurnRefusal,
 } from "../conversation/conversation-rpc.ts";
 import type { ConversationStore } from "../conversation/conversation-store.ts";
 import { SummarySchedule } from "../conversation/summary-schedule.ts";
@@ -131,8 +132,15 @@ export class ConversationTurns {
             try {
               stages.add("queue", this.#deps.now() - queuedAt);
               // The harness follows what the fleet serves (chat format, context); a new one rebuilds the views.
-              const deps = await stages.time("harness", () => resolveTurnDeps(this.#deps));
-              const { harnessHash } = deps;
+              const deps = await stages.time("harness", () =>
+                resolveTurnDeps(this.#deps, {
+                  tenantId: meta.tenantId,
+                  conversationKey: meta.id,
+                  requestPin: request.harnessPin,
+                  conversationPin: meta.metadata[HARNESS_PIN_KEY],
+                }),
+              );
+              const { harnessHash, harnessChoice } = deps;
               const timeline = stages.timeSync("viewsLoad", () =>
                 this.#timelineFor(deps.harness, harnessHash),
               );
@@ -142,6 +150,7 @@ export class ConversationTurns {
                 conversationId: meta.id,
                 turnId: id,
                 harnessHash,
+                harnessChoice,
                 timeline,
                 opening: readOpening(timeline, id, request),
                 outbox: { meta, outbox: this.#deps.outbox },

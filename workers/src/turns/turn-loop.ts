@@ -46,6 +46,11 @@ import { toolsChanged, type ViewTool } from "../../../schema/harness/tools-block
 import { readSummaryWait } from "../../../schema/harness/harness-settings.ts";
 import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import type { TimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";
+import type {
+  ChosenHarness,
+  HarnessChoice,
+  HarnessChoiceInput,
+} from "../harness-registry/choose-turn-harness.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "../conversation/build-turn-record.ts";
 import {
@@ -83,6 +88,11 @@ export interface TurnLoopDeps extends StepDeps {
    * so the stored views rebuild from the timeline.
    */
   resolveHarness?: () => Promise<{ harness: HarnessDocument; harnessHash: string }>;
+  /**
+   * The registry's harness for a turn (a request or conversation pin, the tenant's production label and its
+   * canary); undefined leaves the default above. Its choice is stored with the user message (`mol.harness`).
+   */
+  chooseHarness?: (input: HarnessChoiceInput) => Promise<ChosenHarness | undefined>;
   /** A new turn id in `conversationId` (stored turn ids name their conversation, see item-id.ts). */
   newTurnId: (conversationId: string) => string;
   meter: UsageMeter;
@@ -111,6 +121,8 @@ export interface TurnJob {
   response?: StartTurnRequest["response"];
   attribution?: StartTurnRequest["attribution"];
   harnessHash: string;
+  /** How the harness was chosen; absent where the caller did not ask the registry. */
+  harnessChoice?: HarnessChoice | undefined;
   timeline: Timeline;
   /** Appended before the user message (changed instructions, an item array's earlier messages). */
   opening?: TimelineEvent[];
@@ -149,8 +161,12 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
   const client = createPartStream<TurnStreamPart>();
   const last = request.messages.at(-1);
   void (async () => {
-    const deps = await resolveTurnDeps(loopDeps);
-    const { harnessHash } = deps;
+    const deps = await resolveTurnDeps(loopDeps, {
+      tenantId: request.tenantId,
+      conversationKey: request.conversationKey,
+      requestPin: request.harnessPin,
+    });
+    const { harnessHash, harnessChoice } = deps;
     await runTurnLoop(deps, {
       tenantId: request.tenantId,
       conversationId: request.conversationKey,
@@ -162,6 +178,7 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
       apiOrigin: request.apiOrigin,
       attribution: request.attribution,
       harnessHash,
+      harnessChoice,
       timeline: createMessagesTimeline(request.messages, deps.harness, deps.now, request.tools),
       tools: request.tools,
       constraint: request.constraint,
@@ -171,11 +188,31 @@ export function startStatelessTurn(loopDeps: TurnLoopDeps, request: StatelessTur
   return { ok: true, stream: client.stream };
 }
 
-/** The deps of one turn, its harness resolved (a resolver that fails leaves the configured one). */
-export async function resolveTurnDeps<D extends TurnLoopDeps>(deps: D): Promise<D & { harnessHash: string }> {
+/**
+ * The deps of one turn, its harness resolved: the registry's choice when `choice` is given and it has one, else
+ * the default for the served model (a resolver that fails leaves the configured one). With `choice`, the result
+ * says how the harness was chosen (`source: "default"` when the registry had none).
+ */
+export async function resolveTurnDeps<D extends TurnLoopDeps>(
+  deps: D,
+  choice?: HarnessChoiceInput,
+): Promise<D & { harnessHash: string; harnessChoice?: HarnessChoice }> {
+  if (choice && deps.chooseHarness) {
+    const chosen = await deps.chooseHarness(choice).catch(() => undefined);
+    if (chosen)
+      return {
+        ...deps,
+        harness: chosen.harness,
+        harnessHash: chosen.harnessHash,
+        harnessChoice: chosen.choice,
+      };
+  }
+  const fallback: { harnessChoice?: HarnessChoice } = choice
+    ? { harnessChoice: { label: null, arm: null, source: "default" } }
+    : {};
   const resolved = await deps.resolveHarness?.().catch(() => undefined);
-  if (resolved) return { ...deps, ...resolved };
-  return { ...deps, harnessHash: await deps.harnessHash };
+  if (resolved) return { ...deps, ...resolved, ...fallback };
+  return { ...deps, harnessHash: await deps.harnessHash, ...fallback };
 }
 
 /** One turn, in the order documented at the top of this file. Never throws: failures become timeline events. */
@@ -382,6 +419,7 @@ function readIncoming(job: TurnJob, timeline: Timeline): TimelineEvent[] {
       turnId,
       text: job.text,
       harnessHash: job.harnessHash,
+      ...(job.harnessChoice ? { harness: job.harnessChoice } : {}),
       ...forced,
       ...(job.response ? { response: job.response } : {}),
       ...(job.toolResults ? { toolResults: job.toolResults } : {}),

@@ -22,7 +22,9 @@ export type ApiResource =
   | "api_key"
   | "webhook_endpoint"
   | "webhook_delivery"
-  | "genui_component";
+  | "genui_component"
+  | "harness"
+  | "harness_label";
 
 /** A hop failure as clients see it: the wire code, except an unknown adapter, which is a model to them. */
 export type PublicWireErrorCode = Exclude<WireErrorCode, "unknown_adapter"> | "model_not_found";

@@ -65,6 +65,17 @@ export function createNotFoundError(
   });
 }
 
+/** 413 for a harness document past the registry's cap, measured as canonical JSON (the body may be larger). */
+export function createHarnessTooLargeError(bytes: number, limitBytes: number): ApiError {
+  return new ApiError({
+    status: 413,
+    type: "invalid_request_error",
+    code: "payload_too_large",
+    param: "document",
+    message: `The harness document is ${bytes} bytes of canonical JSON; at most ${limitBytes} are stored.`,
+  });
+}
+
 export function createModelNotFoundError(model: string): ApiError {
   return new ApiError({
     status: 404,

@@ -1,4 +1,5 @@
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { harnessPinHeaderFields, readHarnessPin } from "../read-harness-pin.ts";
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { MAX_MESSAGE_BYTES } from "../../api/schemas/request-limits.ts";
 import { formatChatCompletion, toChatCompletionId } from "../../api/format/format-chat-completion.ts";
@@ -31,13 +32,17 @@ const chatCompletionRoute = createRoute({
   method: "post",
   path: "/v1/chat/completions",
   security: TENANT_SECURITY,
-  ...jsonBody(createChatCompletionBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES })),
+  ...jsonBody(createChatCompletionBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES }), {
+    headers: z.object(harnessPinHeaderFields),
+  }),
   responses: {
     200: jsonOrEventStreamResponse(
       "A chat completion, or its chunks as server-sent events with `stream: true`",
     ),
     ...errorResponses(...JSON_BODY_ERRORS, 401, 403, ...TURN_ERRORS),
-    404: errorResponse("Unknown model (`model_not_found`)"),
+    404: errorResponse(
+      "Unknown model (`model_not_found`), or a harness pin (`x-mol-harness`, `metadata.mol_harness`) the tenant cannot see",
+    ),
   },
 });
 
@@ -69,8 +74,10 @@ export function registerChatCompletionRoutes(app: OpenAPIHono<AppEnv>): void {
       parallel: body.parallel_tool_calls,
       format: fromChatFormat(body.response_format),
     });
+    const harnessPin = await readHarnessPin(c, body.metadata);
     const limitHeaders = await admitTurn(c);
     const result = await startStatelessTurn(c, {
+      ...(harnessPin === undefined ? {} : { harnessPin }),
       messages,
       ...(model.kind === "forced" ? { forcedLabel: model.label } : {}),
       sampling: readChatSampling(body),

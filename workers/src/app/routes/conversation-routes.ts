@@ -15,7 +15,10 @@ import { pathIdSchema } from "../../api/schemas/path-id.ts";
 import { DEFAULT_HARNESS } from "../../../../schema/harness/default-harness.ts";
 import { readMaxUserMessageBytes } from "../../../../schema/harness/measure-view-room.ts";
 
+import type { Context } from "hono";
+import { HARNESS_PIN_KEY } from "../../conversation/conversation-rpc.ts";
 import type { AppEnv } from "../app-deps.ts";
+import { checkHarnessPin } from "../read-harness-pin.ts";
 import { requireScope } from "../access-guards.ts";
 import {
   JSON_BODY_ERRORS,
@@ -35,6 +38,10 @@ const read = { ...errorResponses(400, 401, 403), ...notFound };
 /** Writes are rate-limited on the tenant's writes bucket (admit-turn.ts). */
 const write = { ...errorResponses(...JSON_BODY_ERRORS, 401, 403, 429), ...notFound };
 
+const harnessPinNotFound = errorResponse(
+  "`metadata.mol_harness` (the conversation's harness pin) names no version or label the tenant sees",
+);
+
 const routes = {
   create: createRoute({
     method: "post",
@@ -44,6 +51,7 @@ const routes = {
     responses: {
       200: jsonResponse("The conversation"),
       ...errorResponses(...JSON_BODY_ERRORS, 401, 403, 429),
+      404: harnessPinNotFound,
     },
   }),
   list: createRoute({
@@ -69,7 +77,13 @@ const routes = {
     path: "/v1/conversations/{id}",
     security,
     ...jsonBody(updateConversationBodySchema, { params: conversationIdParamsSchema }),
-    responses: { 200: jsonResponse("The conversation with its new metadata"), ...write },
+    responses: {
+      200: jsonResponse("The conversation with its new metadata"),
+      ...write,
+      404: errorResponse(
+        "Unknown, deleted or another tenant's conversation, or a `metadata.mol_harness` the tenant cannot see",
+      ),
+    },
   }),
   addItems: createRoute({
     method: "post",
@@ -114,12 +128,23 @@ const routes = {
   }),
 };
 
+/** A conversation's harness pin (`metadata.mol_harness`) must name a version or label the tenant sees. */
+async function checkConversationPin(
+  c: Context<AppEnv>,
+  metadata: Readonly<Record<string, string>> | null | undefined,
+): Promise<void> {
+  const pin = metadata?.[HARNESS_PIN_KEY];
+  if (pin !== undefined)
+    await checkHarnessPin(c.var.deps.harnessRegistry, c.var.tenantId, pin, `metadata.${HARNESS_PIN_KEY}`);
+}
+
 /** `/v1/conversations`: create, read, update metadata, add, list, retrieve and delete items, delete. */
 export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
   app.use("/v1/conversations/*", requireScope("conversations"));
   app.openapi(routes.create, async (c) => {
     const body = c.req.valid("json");
     const { deps, tenantId } = c.var;
+    await checkConversationPin(c, body.metadata);
     const id = deps.newId("conv");
     const meta = await deps
       .conversations(tenantId, id)
@@ -144,6 +169,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(routes.update, async (c) => {
     const body = c.req.valid("json");
     const { handle, id } = await requireConversation(c);
+    await checkConversationPin(c, body.metadata);
     const meta = await handle.updateMetadata(body.metadata);
     if (!meta) throw createNotFoundError("conversation", id);
     await c.var.deps.conversationIndex.updateMetadata?.(meta);

@@ -32,6 +32,7 @@ import { SSE_HEADERS, collectTurn, openTurnStream, toRefusalError } from "../ser
 import { startStatelessTurn, type StatelessTurnInput } from "../start-stateless-turn.ts";
 import { isConversationId } from "./require-conversation.ts";
 import { admitTurn } from "../admit-turn.ts";
+import { harnessPinHeaderFields, readHarnessPin } from "../read-harness-pin.ts";
 import { registerResponseObjectRoutes } from "./response-object-routes.ts";
 import {
   JSON_BODY_ERRORS,
@@ -48,14 +49,16 @@ const createResponseRoute = createRoute({
   path: "/v1/responses",
   security: TENANT_SECURITY,
   ...jsonBody(createResponseBodySchema({ maxMessageBytes: MAX_MESSAGE_BYTES }), {
-    headers: idempotencyKeyHeadersSchema,
+    headers: idempotencyKeyHeadersSchema.extend(harnessPinHeaderFields),
   }),
   responses: {
     200: jsonOrEventStreamResponse(
       "A Response (JSON; `queued` with `background: true`), or its typed server-sent events with `stream: true`; `mol` holds the turn's MoL facts",
     ),
     ...errorResponses(...JSON_BODY_ERRORS, 401, 403, ...TURN_ERRORS),
-    404: errorResponse("Unknown model, conversation, previous response or input item"),
+    404: errorResponse(
+      "Unknown model, conversation, previous response or input item, or a harness pin (`x-mol-harness`, `metadata.mol_harness`) the tenant cannot see",
+    ),
     409: errorResponse("A request with this Idempotency-Key is still in progress (`retry-after`)"),
     422: errorResponse("This Idempotency-Key was used with another body"),
   },
@@ -90,7 +93,11 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
       parallel: body.parallel_tool_calls,
       format: body.text?.format,
     });
-    if (body.store === false) return serveStatelessResponse(c, body, input, echo, { ...forced, ...output });
+    // The harness pin is checked before anything is stored or charged.
+    const harnessPin = await readHarnessPin(c, body.metadata);
+    const pin = harnessPin === undefined ? {} : { harnessPin };
+    if (body.store === false)
+      return serveStatelessResponse(c, body, input, echo, { ...forced, ...output, ...pin });
 
     const idempotencyKey = c.req.valid("header")["idempotency-key"];
     const named = readConversationId(body.conversation);
@@ -119,6 +126,7 @@ export function registerResponseRoutes(app: OpenAPIHono<AppEnv>): void {
       ...output,
       response: echo,
       attribution: readUsageAttribution(c, body.safety_identifier ?? body.user),
+      ...pin,
       ...(idempotencyKey
         ? { idempotency: { key: idempotencyKey, requestHash: await hashRequestBody(body) } }
         : {}),
@@ -270,7 +278,7 @@ async function serveStatelessResponse(
   body: CreateResponseBody,
   input: ResponseInputParts,
   echo: ResponseEcho,
-  turn: Pick<StatelessTurnInput, "forcedLabel" | "tools" | "constraint">,
+  turn: Pick<StatelessTurnInput, "forcedLabel" | "tools" | "constraint" | "harnessPin">,
 ): Promise<Response> {
   const limitHeaders = await admitTurn(c);
   const messages = [

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
+import { pickCanaryArm, readCanaryBucket } from "../../schema/harness/harness-registry.ts";
+import { HARNESS_LABEL_TTL_MS } from "../../workers/src/harness-registry/choose-turn-harness.ts";
+import { TEST_ADMIN_TOKEN, TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
+
+/**
+ * Which harness a turn runs under, over a real GPU node (llama.cpp on the generated tiny model): the tenant's
+ * production label and its sticky canary, a pin on the request and on the conversation, and another tenant's
+ * version refused before anything is stored. The dev key's tenant is `dev`.
+ */
+
+type MolHarness = { hash: string; label: string | null; arm: string | null; source: string };
+type Mol = { harnessHash: string; harness?: MolHarness };
+type Envelope = { error: { code: string; param: string | null } };
+
+let mesh: TestMesh;
+let keyB: string;
+let v1: string;
+let v2: string;
+
+async function call(
+  path: string,
+  options: { token?: string; method?: string; json?: unknown; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  return fetch(`${mesh.edge.url}${path}`, {
+    method: options.method ?? (options.json === undefined ? "GET" : "POST"),
+    headers: {
+      authorization: `Bearer ${options.token ?? TEST_API_KEY}`,
+      ...(options.json === undefined ? {} : { "content-type": "application/json" }),
+      ...options.headers,
+    },
+    ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) }),
+  });
+}
+
+async function read<T>(response: Response, status = 200): Promise<T> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  return JSON.parse(text) as T;
+}
+
+const newConversation = async (metadata: Record<string, string> = {}, token?: string) =>
+  (
+    await read<{ id: string }>(
+      await call("/v1/conversations", { json: { metadata }, ...(token === undefined ? {} : { token }) }),
+    )
+  ).id;
+
+/** One short turn; its `mol`. */
+async function turn(
+  conversation: string,
+  options: { headers?: Record<string, string>; metadata?: Record<string, string>; token?: string } = {},
+): Promise<Mol> {
+  const response = await call("/v1/responses", {
+    json: {
+      conversation,
+      input: "hello",
+      max_output_tokens: 8,
+      ...(options.metadata ? { metadata: options.metadata } : {}),
+    },
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.token === undefined ? {} : { token: options.token }),
+  });
+  return (await read<{ mol: Mol }>(response)).mol;
+}
+
+const variant = (tag: string): HarnessDocument => ({
+  ...DEFAULT_HARNESS,
+  router: { ...DEFAULT_HARNESS.router, systemPrompt: `${DEFAULT_HARNESS.router.systemPrompt} (${tag})` },
+});
+
+beforeAll(async () => {
+  mesh = await startTestMesh({ adminToken: TEST_ADMIN_TOKEN });
+  const admin = (path: string, json: unknown) => call(path, { json, token: TEST_ADMIN_TOKEN });
+  const tenant = await read<{ id: string }>(await admin("/v1/admin/tenants", { name: "tenant b" }));
+  keyB = (
+    await read<{ key: string }>(
+      await admin(`/v1/admin/tenants/${tenant.id}/keys`, { scopes: ["conversations", "responses"] }),
+    )
+  ).key;
+}, 180_000);
+afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
+  await mesh?.stop();
+});
+
+describe("the harness a turn runs under", () => {
+  it("is the built-in default while the tenant has no production label", async () => {
+    const mol = await turn(await newConversation());
+    expect(mol.harness).toEqual({ hash: mol.harnessHash, label: null, arm: null, source: "default" });
+  });
+
+  it("is the production label's, its canary taking a sticky share of conversations", async () => {
+    v1 = (await read<{ hash: string }>(await call("/v1/harnesses", { json: { document: variant("v1") } })))
+      .hash;
+    v2 = (await read<{ hash: string }>(await call("/v1/harnesses", { json: { document: variant("v2") } })))
+      .hash;
+    await read(
+      await call("/v1/harness-labels/production", {
+        method: "PUT",
+        json: { harness: v1, canary: { harness: v2, percent: 50 }, reason: "canary v2" },
+      }),
+    );
+    // Within the label cache's TTL every isolate sees the move (the writer's at once).
+    await new Promise((resolve) => setTimeout(resolve, HARNESS_LABEL_TTL_MS + 200));
+    const arms = new Set<string>();
+    // Until both arms have been seen (at most 16 conversations: each is 50/50, ids are random).
+    for (let i = 0; i < 16 && arms.size < 2; i++) {
+      const conversation = await newConversation();
+      const arm = pickCanaryArm(await readCanaryBucket("dev", conversation), 50);
+      const expected = { hash: arm === "canary" ? v2 : v1, label: "production", arm, source: "label" };
+      const first = await turn(conversation);
+      expect(first.harness).toEqual(expected);
+      expect(first.harnessHash).toBe(expected.hash);
+      // The same conversation stays on its arm while the split is unchanged.
+      expect((await turn(conversation)).harness).toEqual(expected);
+      arms.add(arm);
+    }
+    expect([...arms].sort()).toEqual(["canary", "production"]);
+  });
+
+  it("is a request's pin first (header or metadata), then the conversation's pin", async () => {
+    const conversation = await newConversation();
+    const byHeader = await turn(conversation, { headers: { "x-mol-harness": v2 } });
+    expect(byHeader.harness).toEqual({ hash: v2, label: null, arm: null, source: "request" });
+    // The views rebuild under the other version for the next turn; the turn answers as usual.
+    const byMetadata = await turn(conversation, { metadata: { mol_harness: v1 } });
+    expect(byMetadata.harness).toEqual({ hash: v1, label: null, arm: null, source: "request" });
+
+    const pinned = await newConversation({ mol_harness: v2 });
+    expect((await turn(pinned)).harness).toEqual({
+      hash: v2,
+      label: null,
+      arm: null,
+      source: "conversation",
+    });
+    const overridden = await turn(pinned, { headers: { "x-mol-harness": v1 } });
+    expect(overridden.harness?.source).toBe("request");
+    expect(overridden.harnessHash).toBe(v1);
+  });
+
+  it("never another tenant's: its pin is a 404 and nothing is stored; without a label it is the default", async () => {
+    const conversation = await newConversation({}, keyB);
+    const refused = await read<Envelope>(
+      await call("/v1/responses", {
+        token: keyB,
+        json: { conversation, input: "hello", max_output_tokens: 8 },
+        headers: { "x-mol-harness": v1 },
+      }),
+      404,
+    );
+    expect(refused.error).toMatchObject({ code: "harness_not_found", param: "x-mol-harness" });
+    const items = await read<{ data: unknown[] }>(
+      await call(`/v1/conversations/${conversation}/items`, { token: keyB }),
+    );
+    expect(items.data).toEqual([]);
+    const pinnedToA = await read<Envelope>(
+      await call("/v1/conversations", { token: keyB, json: { metadata: { mol_harness: v1 } } }),
+      404,
+    );
+    expect(pinnedToA.error.param).toBe("metadata.mol_harness");
+    expect((await turn(conversation, { token: keyB })).harness?.source).toBe("default");
+  });
+});

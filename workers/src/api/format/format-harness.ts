@@ -1,0 +1,86 @@
+import type {
+  HarnessLabel,
+  HarnessLabelMove,
+  HarnessLabelTarget,
+  HarnessVersion,
+  HarnessVersionSummary,
+} from "../../harness-registry/harness-registry-store.ts";
+import type { JsonPatchOperation } from "../../harness-registry/diff-json.ts";
+
+export interface HarnessVersionObject {
+  id: string;
+  object: "harness";
+  hash: string;
+  /** `tenant`: the caller's own; `global`: the operator's, seen by every tenant. */
+  scope: "tenant" | "global";
+  parent: string | null;
+  message: string | null;
+  bytes: number;
+  created_by: string;
+  created_at: number;
+  /** Only when one version is read: lists leave it out. */
+  document?: unknown;
+}
+
+export function formatHarnessVersion(version: HarnessVersionSummary | HarnessVersion): HarnessVersionObject {
+  return {
+    id: version.hash,
+    object: "harness",
+    hash: version.hash,
+    scope: version.scope,
+    parent: version.parent,
+    message: version.message,
+    bytes: version.bytes,
+    created_by: version.createdBy,
+    created_at: version.createdAt,
+    ...("document" in version ? { document: JSON.parse(version.document) as unknown } : {}),
+  };
+}
+
+interface LabelTargetObject {
+  harness: string;
+  canary: { harness: string; percent: number } | null;
+}
+
+const formatTarget = (target: HarnessLabelTarget): LabelTargetObject => ({
+  harness: target.harness,
+  canary: target.canary ? { harness: target.canary.harness, percent: target.canary.percent } : null,
+});
+
+export function formatHarnessLabel(label: HarnessLabel) {
+  return {
+    id: label.name,
+    object: "harness.label" as const,
+    name: label.name,
+    ...formatTarget(label),
+    revision: label.revision,
+    updated_by: label.updatedBy,
+    updated_at: label.updatedAt,
+  };
+}
+
+const MOVE_ID = /^hlm_([1-9][0-9]{0,14})$/;
+
+/** The history entry's sequence number behind an `hlm_<seq>` id, or undefined for anything else. */
+export function readLabelMoveSeq(id: string): number | undefined {
+  const digits = MOVE_ID.exec(id)?.[1];
+  return digits === undefined ? undefined : Number(digits);
+}
+
+export function formatHarnessLabelMove(move: HarnessLabelMove) {
+  return {
+    id: `hlm_${move.seq}`,
+    object: "harness.label.move" as const,
+    label: move.name,
+    revision: move.revision,
+    from: move.from ? formatTarget(move.from) : null,
+    to: formatTarget(move.to),
+    reason: move.reason,
+    actor: move.actor,
+    created_at: move.createdAt,
+  };
+}
+
+export function formatHarnessDiff(from: string, to: string, patch: JsonPatchOperation[]) {
+  return { object: "harness.diff" as const, from, to, patch };
+}

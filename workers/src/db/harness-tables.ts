@@ -1,0 +1,82 @@
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/**
+ * D1: the harness registry. Versions are content-addressed (a version's id is the `sha256:` of its canonical JSON),
+ * stored per owner: a tenant's own, or the global ones (owner {@link GLOBAL_HARNESS_OWNER}) the admin token manages
+ * and every tenant sees. Labels point a tenant's name at a version (and optionally a canary); each move appends
+ * one row to the label's history, in the same batch.
+ */
+
+/** The owner of global versions: not a tenant id (those are `ten_…`, or `dev`). */
+export const GLOBAL_HARNESS_OWNER = "*";
+
+export const harnessVersions = sqliteTable(
+  "harness_versions",
+  {
+    /** Insertion order: what lists page by. */
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    /** The tenant id, or {@link GLOBAL_HARNESS_OWNER}. */
+    owner: text("owner").notNull(),
+    /** `sha256:<hex>` of `document`. */
+    hash: text("hash").notNull(),
+    /** The canonical JSON the hash is over. */
+    document: text("document").notNull(),
+    /** UTF-8 bytes of `document`. */
+    bytes: integer("bytes").notNull(),
+    /** The version this one was derived from (a hash the owner could see when it was pushed). */
+    parent: text("parent"),
+    message: text("message"),
+    /** `admin`, or the key id that pushed it. */
+    createdBy: text("created_by").notNull(),
+    /** Unix seconds. */
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("harness_versions_by_owner_hash").on(t.owner, t.hash)],
+);
+
+export const harnessLabels = sqliteTable(
+  "harness_labels",
+  {
+    tenantId: text("tenant_id").notNull(),
+    name: text("name").notNull(),
+    harness: text("harness").notNull(),
+    canaryHarness: text("canary_harness"),
+    /** 0–100; null without a canary. */
+    canaryPercent: integer("canary_percent"),
+    /** How many times the label moved: 1 after it was first set. */
+    revision: integer("revision").notNull(),
+    updatedBy: text("updated_by").notNull(),
+    /** Unix seconds. */
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
+);
+
+/** Append-only (a migration's triggers refuse UPDATE and DELETE): every move of every label. */
+export const harnessLabelHistory = sqliteTable(
+  "harness_label_history",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    tenantId: text("tenant_id").notNull(),
+    name: text("name").notNull(),
+    /** The label's `revision` after this move. */
+    revision: integer("revision").notNull(),
+    /** Where the label pointed before; all null for its first move. */
+    fromHarness: text("from_harness"),
+    fromCanaryHarness: text("from_canary_harness"),
+    fromCanaryPercent: integer("from_canary_percent"),
+    toHarness: text("to_harness").notNull(),
+    toCanaryHarness: text("to_canary_harness"),
+    toCanaryPercent: integer("to_canary_percent"),
+    /** Why, as the mover said it. */
+    reason: text("reason"),
+    actor: text("actor").notNull(),
+    /** Unix seconds. */
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("harness_label_history_by_label").on(t.tenantId, t.name, t.seq)],
+);
+
+export type HarnessVersionRow = typeof harnessVersions.$inferSelect;
+export type HarnessLabelRow = typeof harnessLabels.$inferSelect;
+export type HarnessLabelHistoryRow = typeof harnessLabelHistory.$inferSelect;
