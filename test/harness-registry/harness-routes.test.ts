@@ -40,6 +40,8 @@ function createTestApp(registry: Partial<AppDeps["harnessRegistry"]> = {}) {
       listLabels: unused,
       moveLabel: unused,
       listLabelHistory: unused,
+      recordRolloutOutcome: unused,
+      rollBackCanary: unused,
       ...registry,
     },
     telemetry: { debug: false, write: () => undefined },
