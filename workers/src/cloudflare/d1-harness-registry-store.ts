@@ -5,7 +5,6 @@ import {
   GLOBAL_HARNESS_OWNER,
   harnessLabelHistory,
   harnessLabels,
-  harnessRolloutCounts,
   harnessVersions,
   type HarnessLabelHistoryRow,
   type HarnessLabelRow,

@@ -77,8 +77,11 @@ export function decideRollout(
   settings: HarnessGuardSettings = DEFAULT_GUARD_SETTINGS,
 ): RolloutDecision {
   const observed = production.turns > 0 ? production.failures / production.turns : 0;
+  // Two standard errors above the observed rate: production's own sampling noise must not read as the canary's
+  // excess (a clean production sample adds nothing, the floor stands for it).
+  const noise = production.turns > 0 ? 2 * Math.sqrt((observed * (1 - observed)) / production.turns) : 0;
   // Below 1 − δ, so that p1 < 1 and a canary success always counts against H1.
-  const p0 = Math.min(Math.max(observed, settings.floor), 1 - settings.delta - 1e-6);
+  const p0 = Math.min(Math.max(observed + noise, settings.floor), 1 - settings.delta - 1e-6);
   const p1 = p0 + settings.delta;
   const successes = canary.turns - canary.failures;
   const llr = canary.failures * Math.log(p1 / p0) + successes * Math.log((1 - p1) / (1 - p0));
