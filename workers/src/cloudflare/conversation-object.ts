@@ -57,6 +57,7 @@ export class ConversationObject extends DurableObject<Env> {
     const usage = createD1UsageStore(env.DB, Date.now);
     const warn = (message: string) => console.error(message);
     const harnessRegistry = createD1HarnessRegistryStore(env.DB);
+    const harnessReader = createHarnessRegistryReader(harnessRegistry, harnessRegistryCaches);
     this.#core = createConversationCore(config, {
       store,
       outbox: this.#webhooks,
@@ -76,11 +77,7 @@ export class ConversationObject extends DurableObject<Env> {
       }),
       genuiComponents: createD1GenuiComponentStore(env.DB),
       // Pins and the tenant's production label, read through this isolate's caches (labels for 2 s).
-      chooseHarness: createHarnessChooser(
-        createHarnessRegistryReader(harnessRegistry, harnessRegistryCaches),
-        harnessRegistryCaches.documents,
-        warn,
-      ),
+      chooseHarness: createHarnessChooser(harnessReader, harnessRegistryCaches.documents, warn),
       // The tenant's per-minute bucket and monthly quota live in its limiter object.
       meter: {
         record: (tenantId, charge) =>
@@ -98,7 +95,8 @@ export class ConversationObject extends DurableObject<Env> {
       },
       // Each labelled turn counted per arm; a canary the rule finds worse is removed, with its webhook.
       rollout: createRolloutGuard({
-        store: harnessRegistry,
+        // The label as the turn's choice read it (the isolate's cache): no D1 read for a label without a canary.
+        store: { ...harnessRegistry, getLabel: (tenantId, name) => harnessReader.getLabel(tenantId, name) },
         now: Date.now,
         rolledBack: async (notice) => {
           harnessRegistryCaches.labels.clear();

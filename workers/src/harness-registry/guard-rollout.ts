@@ -52,7 +52,8 @@ export function createRolloutGuard(deps: {
     async record({ tenantId, harnessHash, choice, failed }) {
       const { label: name, arm } = choice;
       if (name === null || arm === null) return;
-      // Read fresh (not the isolate's cache): the counts are kept against the canary the label carries now.
+      // The counts are kept against the canary the label carried for this turn; a rollback holds only while the
+      // label still carries it, so a label read from a cache a moment old cannot undo a newer move.
       const label = await deps.store.getLabel(tenantId, name);
       const canary = label?.canary;
       if (!label || !canary) return;
