@@ -57,6 +57,7 @@ function createMemoryRegistry() {
         tenantId: move.tenantId,
         name: move.name,
         ...move.to,
+        guard: move.guard ?? null,
         revision: 1,
         updatedBy: move.actor,
         updatedAt: move.at,
@@ -65,6 +66,8 @@ function createMemoryRegistry() {
       return Promise.resolve(label);
     },
     listLabelHistory: unused,
+    recordRolloutOutcome: unused,
+    rollBackCanary: unused,
   };
   return {
     store,

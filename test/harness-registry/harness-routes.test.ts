@@ -40,6 +40,8 @@ function createTestApp(registry: Partial<AppDeps["harnessRegistry"]> = {}) {
       listLabels: unused,
       moveLabel: unused,
       listLabelHistory: unused,
+      recordRolloutOutcome: unused,
+      rollBackCanary: unused,
       ...registry,
     },
     telemetry: { debug: false, write: () => undefined },
@@ -136,6 +138,21 @@ describe("the harness registry's routes refuse bad input before the store", () =
     expect(
       await expectError(await send("PUT", "/v1/harness-labels/production", { harness: "v1" }), 400),
     ).toMatchObject({ param: "harness" });
+    // The rollout guard's settings, each in its range (rollout-guard.ts).
+    for (const [guard, param] of [
+      [{ alpha: 0 }, "guard.alpha"],
+      [{ beta: 0.9 }, "guard.beta"],
+      [{ delta: 1 }, "guard.delta"],
+      [{ minTurns: 2.5 }, "guard.minTurns"],
+      [{ enabled: "yes" }, "guard.enabled"],
+      [{ window: 10 }, "guard.window"],
+    ] as const) {
+      const body = { harness: HASH, guard };
+      expect(
+        await expectError(await send("PUT", "/v1/harness-labels/production", body), 400),
+        param,
+      ).toMatchObject({ param });
+    }
   });
 
   it("a key without the `admin` scope may not push or move: 403", async () => {

@@ -45,6 +45,8 @@ export function createMemoryAppDeps(devApiKey: string, overrides: Partial<AppDep
       listLabels: unused,
       moveLabel: unused,
       listLabelHistory: unused,
+      recordRolloutOutcome: unused,
+      rollBackCanary: unused,
     },
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${String(++next).padStart(32, "0")}`,

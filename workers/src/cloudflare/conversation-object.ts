@@ -18,6 +18,8 @@ import {
   createHarnessChooser,
   createHarnessRegistryReader,
 } from "../harness-registry/choose-turn-harness.ts";
+import { createRolloutGuard } from "../harness-registry/guard-rollout.ts";
+import { buildHarnessRolledBackEvent } from "../api/format/build-webhook-event.ts";
 import { createD1UsageStore, writeUsageDataPoints } from "./d1-usage-store.ts";
 import { DrizzleConversationStore } from "./drizzle-conversation-store.ts";
 import { ensureEdgeTracing } from "./edge-tracing.ts";
@@ -54,6 +56,8 @@ export class ConversationObject extends DurableObject<Env> {
     this.#webhooks = new ConversationWebhooks(ctx, env);
     const usage = createD1UsageStore(env.DB, Date.now);
     const warn = (message: string) => console.error(message);
+    const harnessRegistry = createD1HarnessRegistryStore(env.DB);
+    const harnessReader = createHarnessRegistryReader(harnessRegistry, harnessRegistryCaches);
     this.#core = createConversationCore(config, {
       store,
       outbox: this.#webhooks,
@@ -73,11 +77,7 @@ export class ConversationObject extends DurableObject<Env> {
       }),
       genuiComponents: createD1GenuiComponentStore(env.DB),
       // Pins and the tenant's production label, read through this isolate's caches (labels for 2 s).
-      chooseHarness: createHarnessChooser(
-        createHarnessRegistryReader(createD1HarnessRegistryStore(env.DB), harnessRegistryCaches),
-        harnessRegistryCaches.documents,
-        warn,
-      ),
+      chooseHarness: createHarnessChooser(harnessReader, harnessRegistryCaches.documents, warn),
       // The tenant's per-minute bucket and monthly quota live in its limiter object.
       meter: {
         record: (tenantId, charge) =>
@@ -93,6 +93,17 @@ export class ConversationObject extends DurableObject<Env> {
           });
         },
       },
+      // Each labelled turn counted per arm; a canary the rule finds worse is removed, with its webhook.
+      rollout: createRolloutGuard({
+        // The label as the turn's choice read it (the isolate's cache): no D1 read for a label without a canary.
+        store: { ...harnessRegistry, getLabel: (tenantId, name) => harnessReader.getLabel(tenantId, name) },
+        now: Date.now,
+        rolledBack: async (notice) => {
+          harnessRegistryCaches.labels.clear();
+          const event = await buildHarnessRolledBackEvent(notice, Date.now());
+          await this.#webhooks.emitEvent(notice.tenantId, event);
+        },
+      }),
       now: Date.now,
       randomId: () => crypto.randomUUID().replace(/-/g, ""),
       warn,

@@ -54,6 +54,18 @@ export class ConversationWebhooks implements TurnOutbox {
     void this.flush(meta.tenantId).catch(() => undefined);
   }
 
+  /** An event that is not a turn's (a label rolled back): outboxed and flushed like a turn's, if subscribed. */
+  async emitEvent(tenantId: string, event: WebhookEvent): Promise<void> {
+    const subscribed = await this.#endpoints.listSubscribed(tenantId, event.type).then(
+      (endpoints) => endpoints.length > 0,
+      () => true,
+    );
+    if (!subscribed) return;
+    this.#outbox.add(event, Date.now());
+    await this.#ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
+    void this.flush(tenantId).catch(() => undefined);
+  }
+
   /** One flush at a time; a failure leaves the rows and the alarm in place. */
   flush(tenantId: string): Promise<void> {
     const run = this.#flushing.then(async () => {

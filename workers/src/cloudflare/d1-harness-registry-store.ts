@@ -20,6 +20,7 @@ import type {
   HarnessVersionSummary,
 } from "../harness-registry/harness-registry-store.ts";
 import type { AuditDraft } from "../tenancy/tenant-store.ts";
+import { harnessGuardSettingsSchema, type HarnessGuardSettings } from "../harness-registry/rollout-guard.ts";
 
 const dialect = new SQLiteAsyncDialect();
 type Statement = SQL | { toSQL(): { sql: string; params: unknown[] } };
@@ -60,6 +61,7 @@ function toLabel(row: HarnessLabelRow): HarnessLabel {
     name: row.name,
     harness: row.harness,
     canary: toTarget(row.harness, row.canaryHarness, row.canaryPercent)?.canary ?? null,
+    guard: readGuard(row.guard),
     revision: row.revision,
     updatedBy: row.updatedBy,
     updatedAt: row.updatedAt,
@@ -73,6 +75,7 @@ interface RawLabelRow {
   harness: string;
   canary_harness: string | null;
   canary_percent: number | null;
+  guard: string | null;
   revision: number;
   updated_by: string;
   updated_at: number;
@@ -177,9 +180,10 @@ export function createD1HarnessRegistryStore(database: D1Database): HarnessRegis
       return rows.map(toLabel);
     },
 
-    async moveLabel({ tenantId, name, to, reason, actor, at, audit }) {
+    async moveLabel({ tenantId, name, to, guard, reason, actor, at, audit }) {
       const canaryHarness = to.canary?.harness ?? null;
       const canaryPercent = to.canary?.percent ?? null;
+      const guardJson = guard ? JSON.stringify(guard) : null;
       const results = await runBatch([
         sql`INSERT INTO harness_label_history
             (tenant_id, name, revision, from_harness, from_canary_harness, from_canary_percent,
@@ -189,26 +193,64 @@ export function createD1HarnessRegistryStore(database: D1Database): HarnessRegis
           FROM (SELECT 1) LEFT JOIN harness_labels l ON l.tenant_id = ${tenantId} AND l.name = ${name}`,
         db.insert(auditLog).values(audit),
         sql`INSERT INTO harness_labels
-            (tenant_id, name, harness, canary_harness, canary_percent, revision, updated_by, updated_at)
-          VALUES (${tenantId}, ${name}, ${to.harness}, ${canaryHarness}, ${canaryPercent}, 1, ${actor}, ${at})
+            (tenant_id, name, harness, canary_harness, canary_percent, guard, revision, updated_by, updated_at)
+          VALUES (${tenantId}, ${name}, ${to.harness}, ${canaryHarness}, ${canaryPercent}, ${guardJson}, 1, ${actor},
+            ${at})
           ON CONFLICT (tenant_id, name) DO UPDATE SET
             harness = excluded.harness, canary_harness = excluded.canary_harness,
-            canary_percent = excluded.canary_percent, revision = harness_labels.revision + 1,
+            canary_percent = excluded.canary_percent, guard = excluded.guard,
+            revision = harness_labels.revision + 1,
             updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
         sql`SELECT * FROM harness_labels WHERE tenant_id = ${tenantId} AND name = ${name}`,
       ]);
       const row = results.at(-1)?.results[0] as RawLabelRow | undefined;
       if (!row) throw new Error(`harness label ${name} was not stored`);
-      return toLabel({
-        tenantId: row.tenant_id,
-        name: row.name,
-        harness: row.harness,
-        canaryHarness: row.canary_harness,
-        canaryPercent: row.canary_percent,
-        revision: row.revision,
-        updatedBy: row.updated_by,
-        updatedAt: row.updated_at,
-      });
+      return fromRawLabel(row);
+    },
+
+    async recordRolloutOutcome({ tenantId, name, canaryHarness, arm, failed }) {
+      const failures = failed ? 1 : 0;
+      const results = await runBatch([
+        sql`INSERT INTO harness_rollout_counts (tenant_id, name, canary_harness, arm, turns, failures)
+          VALUES (${tenantId}, ${name}, ${canaryHarness}, ${arm}, 1, ${failures})
+          ON CONFLICT (tenant_id, name, canary_harness, arm) DO UPDATE SET
+            turns = harness_rollout_counts.turns + 1, failures = harness_rollout_counts.failures + ${failures}`,
+        sql`SELECT arm, turns, failures FROM harness_rollout_counts
+          WHERE tenant_id = ${tenantId} AND name = ${name} AND canary_harness = ${canaryHarness}`,
+      ]);
+      const rows = (results.at(-1)?.results ?? []) as { arm: string; turns: number; failures: number }[];
+      const of = (wanted: string) => {
+        const row = rows.find((r) => r.arm === wanted);
+        return { turns: row?.turns ?? 0, failures: row?.failures ?? 0 };
+      };
+      return { production: of("production"), canary: of("canary") };
+    },
+
+    async rollBackCanary({ tenantId, name, canaryHarness, reason, actor, at, audit }) {
+      // Each statement holds only while the label still carries that canary: a concurrent move wins, and this
+      // writes nothing (the history and audit rows come first, reading the label before it changes).
+      const carries = sql`EXISTS (SELECT 1 FROM harness_labels WHERE tenant_id = ${tenantId} AND name = ${name}
+        AND canary_harness = ${canaryHarness})`;
+      const results = await runBatch([
+        sql`INSERT INTO harness_label_history
+            (tenant_id, name, revision, from_harness, from_canary_harness, from_canary_percent,
+             to_harness, to_canary_harness, to_canary_percent, reason, actor, created_at)
+          SELECT tenant_id, name, revision + 1, harness, canary_harness, canary_percent,
+            harness, NULL, NULL, ${reason}, ${actor}, ${at}
+          FROM harness_labels WHERE tenant_id = ${tenantId} AND name = ${name}
+            AND canary_harness = ${canaryHarness}`,
+        sql`INSERT INTO audit_log (tenant_id, actor, action, target, details, created_at)
+          SELECT ${audit.tenantId}, ${audit.actor}, ${audit.action}, ${audit.target},
+            ${JSON.stringify(audit.details)}, ${audit.createdAt}
+          WHERE ${carries}`,
+        sql`UPDATE harness_labels SET canary_harness = NULL, canary_percent = NULL,
+            revision = revision + 1, updated_by = ${actor}, updated_at = ${at}
+          WHERE tenant_id = ${tenantId} AND name = ${name} AND canary_harness = ${canaryHarness}`,
+        sql`SELECT * FROM harness_labels WHERE tenant_id = ${tenantId} AND name = ${name}`,
+      ]);
+      if ((results[2]?.meta.changes ?? 0) === 0) return undefined;
+      const row = results.at(-1)?.results[0] as RawLabelRow | undefined;
+      return row && fromRawLabel(row);
     },
 
     async listLabelHistory(tenantId, name, query) {
@@ -229,6 +271,31 @@ export function createD1HarnessRegistryStore(database: D1Database): HarnessRegis
       return { data: rows.slice(0, query.limit).map(toMove), hasMore: rows.length > query.limit };
     },
   };
+}
+
+function fromRawLabel(row: RawLabelRow): HarnessLabel {
+  return toLabel({
+    tenantId: row.tenant_id,
+    name: row.name,
+    harness: row.harness,
+    canaryHarness: row.canary_harness,
+    canaryPercent: row.canary_percent,
+    guard: row.guard,
+    revision: row.revision,
+    updatedBy: row.updated_by,
+    updatedAt: row.updated_at,
+  });
+}
+
+/** A stored guard that no longer parses (an older shape) reads as the defaults. */
+function readGuard(json: string | null): HarnessGuardSettings | null {
+  if (json === null) return null;
+  try {
+    const parsed = harnessGuardSettingsSchema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 function toMove(row: HarnessLabelHistoryRow) {

@@ -22,6 +22,8 @@ export interface ConversationPorts {
   chooseHarness?: TurnLoopDeps["chooseHarness"];
   meter: TurnLoopDeps["meter"];
   usage: NonNullable<TurnLoopDeps["usage"]>;
+  /** The labels' rollout guard, told each turn a label chose; absent: no guard. */
+  rollout?: TurnLoopDeps["rollout"];
   /** Unix ms. */
   now: () => number;
   /** A fresh random id (32 hex digits). */
@@ -63,6 +65,7 @@ export function createConversationCore(config: EdgeConfig, ports: ConversationPo
     },
     meter: ports.meter,
     usage: ports.usage,
+    ...(ports.rollout ? { rollout: ports.rollout } : {}),
   };
   return new ConversationCore({ store: ports.store, outbox: ports.outbox, loop });
 }

@@ -43,6 +43,8 @@ export const harnessLabels = sqliteTable(
     canaryHarness: text("canary_harness"),
     /** 0–100; null without a canary. */
     canaryPercent: integer("canary_percent"),
+    /** The rollout guard's settings (JSON of `HarnessGuardSettings`); null: the defaults. */
+    guard: text("guard"),
     /** How many times the label moved: 1 after it was first set. */
     revision: integer("revision").notNull(),
     updatedBy: text("updated_by").notNull(),
@@ -80,3 +82,21 @@ export const harnessLabelHistory = sqliteTable(
 export type HarnessVersionRow = typeof harnessVersions.$inferSelect;
 export type HarnessLabelRow = typeof harnessLabels.$inferSelect;
 export type HarnessLabelHistoryRow = typeof harnessLabelHistory.$inferSelect;
+
+/**
+ * The guarded rollout's evidence: per label, canary version and arm, how many labelled turns finished and how many
+ * of them failed (harness-registry/rollout-guard.ts). Counted as each turn finishes; a new canary starts at zero.
+ */
+export const harnessRolloutCounts = sqliteTable(
+  "harness_rollout_counts",
+  {
+    tenantId: text("tenant_id").notNull(),
+    name: text("name").notNull(),
+    /** The canary version the label carried when the turn ran (production turns are counted against it too). */
+    canaryHarness: text("canary_harness").notNull(),
+    arm: text("arm", { enum: ["production", "canary"] }).notNull(),
+    turns: integer("turns").notNull(),
+    failures: integer("failures").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.name, t.canaryHarness, t.arm] })],
+);

@@ -1,4 +1,5 @@
 import type { AuditDraft, Page } from "../tenancy/tenant-store.ts";
+import type { ArmCounts, HarnessGuardSettings } from "./rollout-guard.ts";
 
 /**
  * The harness registry's storage, a capability type (D1 in production: cloudflare/d1-harness-registry-store.ts).
@@ -41,6 +42,8 @@ export interface HarnessLabelTarget {
 export interface HarnessLabel extends HarnessLabelTarget {
   tenantId: string;
   name: string;
+  /** The rollout guard's settings as set with the label; null: the defaults. */
+  guard: HarnessGuardSettings | null;
   /** 1 after the label's first move, one more each move. */
   revision: number;
   updatedBy: string;
@@ -95,11 +98,37 @@ export interface HarnessRegistryStore {
     tenantId: string;
     name: string;
     to: HarnessLabelTarget;
+    /** The guard's settings to keep with the label (null: the defaults). */
+    guard?: HarnessGuardSettings | null | undefined;
     reason: string | null;
     actor: string;
     at: number;
     audit: AuditDraft;
   }): Promise<HarnessLabel>;
+  /**
+   * Counts one finished turn of the label's `arm` against its canary `canaryHarness`; returns both arms' counts
+   * after it (one transaction).
+   */
+  recordRolloutOutcome(outcome: {
+    tenantId: string;
+    name: string;
+    canaryHarness: string;
+    arm: "production" | "canary";
+    failed: boolean;
+  }): Promise<{ production: ArmCounts; canary: ArmCounts }>;
+  /**
+   * Removes the label's canary if it is still `canaryHarness` (else undefined: someone moved it first), with its
+   * history entry and audit entry, all in one transaction. Returns the label as moved.
+   */
+  rollBackCanary(move: {
+    tenantId: string;
+    name: string;
+    canaryHarness: string;
+    reason: string;
+    actor: string;
+    at: number;
+    audit: AuditDraft;
+  }): Promise<HarnessLabel | undefined>;
   /** Newest first by default; `afterSeq` is exclusive. */
   listLabelHistory(
     tenantId: string,

@@ -38,7 +38,8 @@ export type AuditAction =
   | "webhook_endpoint.secret_rotated"
   | "webhook_endpoint.disabled"
   | "harness.created"
-  | "harness_label.moved";
+  | "harness_label.moved"
+  | "harness_label.rolled_back";
 
 export interface AuditDraft {
   tenantId: string;

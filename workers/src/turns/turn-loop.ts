@@ -51,6 +51,7 @@ import type {
   HarnessChoice,
   HarnessChoiceInput,
 } from "../harness-registry/choose-turn-harness.ts";
+import { readTurnFailed, type TurnOutcomeRecorder } from "../harness-registry/guard-rollout.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "../conversation/build-turn-record.ts";
 import {
@@ -100,6 +101,8 @@ export interface TurnLoopDeps extends StepDeps {
   usage?: UsageRecorder;
   /** The step kinds harness programs may name; default {@link DEFAULT_STEP_KINDS}. */
   steps?: StepRegistry;
+  /** The guarded rollout: each turn a label chose, failed or not (harness-registry/guard-rollout.ts). */
+  rollout?: TurnOutcomeRecorder;
 }
 
 /** Where a stored conversation's webhook events go first (the Durable Object's outbox, then the queues). */
@@ -225,9 +228,14 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
   const record = () =>
     stages.timeSync("record", () => buildTurnRecord(job.conversationId, timeline.readTurn(turnId)));
   let completionTokens = 0;
+  /** A step's `fail` verdict on the answer: a failed turn for the rollout guard, though the answer stands. */
+  let checkFailed = false;
   const append = (...events: TimelineEvent[]): void => {
     stages.timeSync("timeline", () => timeline.append(...events));
-    for (const event of events) completionTokens += spentTokens(event);
+    for (const event of events) {
+      completionTokens += spentTokens(event);
+      if (event.type === "step" && event.verdict === "fail") checkFailed = true;
+    }
   };
   const turn: TurnState = {
     turnId,
@@ -333,11 +341,14 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     }
     client.close();
     reported = true;
-    await emitEvent(job, record(), "turn");
+    const finished = record();
+    await emitEvent(job, finished, "turn");
+    // Off the client's path, before the summary: the turn's verdict for the label's rollout guard.
+    const outcome = reportOutcome(deps, job, finished, checkFailed);
     // Started (their first reads done) before the next turn may append anything, then awaited outside the queue.
     const background = runBackgroundSteps(program?.background ?? [], (step) => contextFor(step, true));
     job.release?.();
-    await background;
+    await Promise.all([background, outcome]);
   } catch (error) {
     // A bug or a storage failure, not a hop's: the client still gets an error part, never a silent end.
     const turn = readRecord(record);
@@ -481,6 +492,22 @@ async function waitForSummary(
   const limitMs =
     maxMs ?? Math.min(specialist?.summary.timeoutMs ?? deps.hopTimeouts.replyMs, deps.hopTimeouts.replyMs);
   return summaries.waitFor(adapter, limitMs, deps.now);
+}
+
+/** A turn a label chose, to its rollout guard; a guard that fails (D1 unreachable) is the guard's loss only. */
+async function reportOutcome(
+  deps: TurnLoopDeps,
+  job: TurnJob,
+  turn: TurnRecord,
+  checkFailed: boolean,
+): Promise<void> {
+  const choice = job.harnessChoice;
+  if (!deps.rollout || !choice || choice.label === null || choice.arm === null) return;
+  const failed = readTurnFailed(turn, checkFailed);
+  if (failed === undefined) return;
+  await deps.rollout
+    .record({ tenantId: job.tenantId, harnessHash: job.harnessHash, choice, failed })
+    .catch(() => undefined);
 }
 
 /** An outbox failure must not stop the summary or the charge; the outbox's own retry covers delivery. */

@@ -5,6 +5,7 @@ import { mapTurnErrorToApiError, toPublicError } from "../errors/api-error.ts";
 import { formatMol } from "./format-mol.ts";
 import { formatFunctionCallItems, toResponseId } from "./format-response-object.ts";
 import type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
+import type { RollbackNotice } from "../../harness-registry/guard-rollout.ts";
 
 export type { WebhookEvent } from "../../webhooks/flush-webhook-outbox.ts";
 
@@ -100,4 +101,40 @@ export function buildSummaryCreatedEvent(turn: TurnRecord, ctx: TurnEventContext
     usage: turn.mol.usage.summary ?? null,
     timings: { summary_ms: turn.mol.timings.summaryMs ?? null },
   });
+}
+
+/**
+ * `harness.rolled_back`: the rollout guard removed a label's canary; the label as moved, the canary removed, why
+ * (the statistic) and the evidence. One message per move: its id is a hash of tenant, label and revision.
+ */
+export async function buildHarnessRolledBackEvent(
+  notice: RollbackNotice,
+  now: number,
+): Promise<WebhookEvent> {
+  const type = "harness.rolled_back";
+  const { label, decision } = notice;
+  const body = JSON.stringify({
+    type,
+    timestamp: new Date(now).toISOString(),
+    data: {
+      label: label.name,
+      revision: label.revision,
+      harness: label.harness,
+      canary_harness: notice.canaryHarness,
+      actor: label.updatedBy,
+      reason: notice.reason,
+      statistic: {
+        test: "sprt",
+        llr: decision.llr,
+        boundary: decision.boundary,
+        p0: decision.p0,
+        p1: decision.p1,
+        production: decision.production,
+        canary: decision.canary,
+      },
+      rolled_back_at: notice.at,
+    },
+  });
+  const id = `msg_${(await sha256Hex(`${notice.tenantId}\n${label.name}\n${label.revision}\n${type}`)).slice(0, 32)}`;
+  return { id, type, body };
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_GUARD_SETTINGS } from "../../harness-registry/rollout-guard.ts";
 import type {
   HarnessLabel,
   HarnessLabelMove,
@@ -53,6 +54,8 @@ export function formatHarnessLabel(label: HarnessLabel) {
     object: "harness.label" as const,
     name: label.name,
     ...formatTarget(label),
+    // The settings in force: the label's own, else the defaults.
+    guard: label.guard ?? DEFAULT_GUARD_SETTINGS,
     revision: label.revision,
     updated_by: label.updatedBy,
     updated_at: label.updatedAt,

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { harnessDocumentSchema } from "../../../../schema/harness/harness-document.ts";
+import { harnessGuardSettingsSchema } from "../../harness-registry/rollout-guard.ts";
 import {
   HARNESS_HASH_PATTERN,
   HARNESS_LABEL_PATTERN,
@@ -75,6 +76,10 @@ export const putHarnessLabelBodySchema = z
       .openapi({ description: "Absent or null: no canary." }),
     reason: z.string().max(MAX_LABEL_REASON_CHARS).nullable().optional().openapi({
       description: "Why it moved: kept in the label's history.",
+    }),
+    guard: harnessGuardSettingsSchema.nullable().optional().openapi({
+      description:
+        "The rollout guard (a sequential test that rolls the canary back by itself when it fails more than production); absent or null: the defaults.",
     }),
   })
   .openapi("PutHarnessLabelRequest");

@@ -319,10 +319,12 @@ export function registerHarnessRoutes(app: OpenAPIHono<AppEnv>): void {
     const at = Math.floor(deps.now() / 1000);
     const reason = body.reason ?? null;
     const to = { harness: body.harness, canary };
+    const guard = body.guard ?? null;
     const label = await registry.moveLabel({
       tenantId,
       name,
       to,
+      guard,
       reason,
       actor: principal.keyId,
       at,
@@ -331,7 +333,7 @@ export function registerHarnessRoutes(app: OpenAPIHono<AppEnv>): void {
         actor: principal.keyId,
         action: "harness_label.moved",
         target: name,
-        details: { ...to, reason },
+        details: { ...to, guard, reason },
         createdAt: at,
       },
     });
