@@ -45,7 +45,7 @@ const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "r
 const KEY = "sk-bench";
 const ADMIN_TOKEN = "mol-admin-bench";
 /** Turns per side in the label-resolution series (no production label against one with a 50 % canary). */
-const LABEL_TURNS = Number(process.env.MOL_BENCH_LABEL_TURNS ?? 100);
+const LABEL_TURNS = Number(process.env.MOL_BENCH_LABEL_TURNS ?? 200);
 
 type Mol = {
   turnId?: string;
@@ -199,6 +199,14 @@ async function measureHttpFloor(url: string): Promise<{ p50: number; p95: number
   return { p50: round(percentile(samples, 50)), p95: round(percentile(samples, 95)) };
 }
 
+/** A distribution-free 95 % interval of the median: the order statistics n/2 ∓ 1.96·√n/2. */
+function medianInterval(values: readonly number[]): [number, number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = (1.96 * Math.sqrt(sorted.length)) / 2;
+  const at = (rank: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(rank)))] ?? 0;
+  return [round(at(sorted.length / 2 - half - 1)), round(at(sorted.length / 2 + half))];
+}
+
 const pct = (values: readonly number[]) => ({
   p50: round(percentile(values, 50)),
   p95: round(percentile(values, 95)),
@@ -245,6 +253,8 @@ async function measureLabelResolution(post: Post, url: string) {
   const samples = { without: [] as number[], with: [] as number[] };
   const harnessStage = { without: [] as number[], with: [] as number[] };
   const arms = new Set<string>();
+  /** Labelled minus unlabelled overhead of each pair of turns sent back to back: slow drift of the box cancels. */
+  const differences: number[] = [];
   const conversationsPerSide = 10;
   const turnsPerConversation = Math.max(1, Math.ceil(LABEL_TURNS / conversationsPerSide));
   const open = async (side: Post) =>
@@ -263,6 +273,7 @@ async function measureLabelResolution(post: Post, url: string) {
     for (let c = 0; c < conversationsPerSide; c++) {
       // Which side goes first alternates, so neither always follows the other.
       const order = (round + c) % 2 === 0 ? (["without", "with"] as const) : (["with", "without"] as const);
+      const pair = { without: 0, with: 0 };
       for (const side of order) {
         const turn = await runTurn(
           sides[side],
@@ -270,6 +281,7 @@ async function measureLabelResolution(post: Post, url: string) {
           `turn ${round}: a user message of ordinary length, asking something.`,
         );
         samples[side].push(turn.clientMs - nodeMs(turn));
+        pair[side] = turn.clientMs - nodeMs(turn);
         harnessStage[side].push(turn.stages["object.harness"] ?? 0);
         const harness = (turn.mol as { harness?: { hash: string; source: string } }).harness;
         // Each side must really be what it stands for: the label's arms, and the built-in default.
@@ -277,6 +289,7 @@ async function measureLabelResolution(post: Post, url: string) {
           throw new Error(`a turn ${side} a label ran under ${JSON.stringify(harness)}`);
         if (side === "with") arms.add(harness.hash);
       }
+      differences.push(pair.with - pair.without);
       reportBenchProgress(
         "label resolution (turn pairs)",
         samples.with.length,
@@ -291,6 +304,7 @@ async function measureLabelResolution(post: Post, url: string) {
     withoutLabelMs: pct(samples.without),
     withLabelMs: pct(samples.with),
     differenceP50Ms: round(percentile(samples.with, 50) - percentile(samples.without, 50)),
+    pairedDifferenceMs: { median: round(percentile(differences, 50)), ci95: medianInterval(differences) },
     harnessStageMs: { without: pct(harnessStage.without), with: pct(harnessStage.with) },
   };
 }

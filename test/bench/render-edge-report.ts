@@ -29,6 +29,8 @@ export interface LabelResolution {
   withoutLabelMs: Pct;
   withLabelMs: Pct;
   differenceP50Ms: number;
+  /** The median of the pairs' differences (labelled minus not, turns sent back to back) and its 95 % interval. */
+  pairedDifferenceMs?: { median: number; ci95: [number, number] };
   /** The conversation object's `object.harness` stage (choosing and loading the harness). */
   harnessStageMs: { without: Pct; with: Pct };
 }
@@ -46,7 +48,13 @@ function renderLabelResolution(l: LabelResolution): string[] {
     `| no label | ${l.withoutLabelMs.p50} ms | ${l.withoutLabelMs.p95} ms | ${l.harnessStageMs.without.p50} ms | ${l.harnessStageMs.without.p95} ms |`,
     `| production + 50 % canary | ${l.withLabelMs.p50} ms | ${l.withLabelMs.p95} ms | ${l.harnessStageMs.with.p50} ms | ${l.harnessStageMs.with.p95} ms |`,
     "",
-    `Label resolution adds ${l.differenceP50Ms} ms to the overhead p50.`,
+    `Label resolution adds ${l.differenceP50Ms} ms to the overhead p50 (the difference of the two p50s).`,
+    ...(l.pairedDifferenceMs
+      ? [
+          `Turn by turn (each labelled turn minus the unlabelled one sent next to it): median ${l.pairedDifferenceMs.median} ms,`,
+          `95 % interval ${l.pairedDifferenceMs.ci95[0]} to ${l.pairedDifferenceMs.ci95[1]} ms.`,
+        ]
+      : []),
     "",
   ];
 }
