@@ -18,7 +18,7 @@ Usage:
   molmesh models list | pull <name>
   molmesh usage [--group-by user|key|day|adapter] [--from <time>] [--to <time>] [--csv | --json]
   molmesh webhooks list | create <url> --event <type>... | delete <id>
-  molmesh harness push <file> | show <hash> | diff <a> <b> | label <name> <hash> | history <name> | rollback <name>
+  molmesh harness push <file> | show <hash> | diff <a> <b> | label <name> <hash> | history|rollback <name>
   molmesh help [<command>]
 
 ${CONNECTION}
