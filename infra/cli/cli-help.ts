@@ -18,6 +18,7 @@ Usage:
   molmesh models list | pull <name>
   molmesh usage [--group-by user|key|day|adapter] [--from <time>] [--to <time>] [--csv | --json]
   molmesh webhooks list | create <url> --event <type>... | delete <id>
+  molmesh harness push <file> | show <hash> | diff <a> <b> | label <name> <hash> | history|rollback <name>
   molmesh help [<command>]
 
 ${CONNECTION}
@@ -52,6 +53,35 @@ Usage:
   --event <type>   conversation.turn.completed, conversation.turn.failed or conversation.summary.created;
                    repeat for each
   create prints the endpoint's signing secret once: store it, the API never shows it again.
+
+${CONNECTION}
+
+${EXIT_CODES}
+`,
+  harness: `molmesh harness: the harness registry (/v1/harnesses, /v1/harness-labels): versions, diffs, labels.
+
+Usage:
+  molmesh harness push <file.json> [--parent <hash>] [-m <message>] [--json]
+  molmesh harness show <hash> [--json]
+  molmesh harness diff <hash> <other-hash> [--json]
+  molmesh harness label <name> <hash> [--canary <hash> --percent <n>] [--reason <text>] [--json]
+  molmesh harness history <name> [--limit <n>] [--after <id>] [--order asc|desc] [--json]
+  molmesh harness rollback <name> [--reason <text>] [--json]
+
+  push             store a harness document (docs/harness.md) as this tenant's version; prints its hash (the
+                   same content is the same version). Pushing and moving labels need a key with the admin scope.
+  show             the version's facts and its document
+  diff             the RFC 6902 JSON Patch from the first document to the second, one operation per line
+  label            point the label at a version; --canary and --percent (0-100) send that share of
+                   conversations (a stable hash of each) to the canary. Without them the label has no canary.
+                   The label production is what turns run under unless a request or conversation pins one.
+  history          the label's moves, newest first: id, revision, time, key, from → to, reason
+  rollback         move the label back to where it pointed before its latest move (harness and canary), with
+                   the reason "rollback" (": <text>" with --reason); a second rollback undoes the first
+  -m, --message    what changed, kept with the version
+  --json           the API's answer as it came
+
+Hashes are sha256: and 64 hex digits. Errors are the API's message, e.g. harness_not_found (HTTP 404).
 
 ${CONNECTION}
 

@@ -14,9 +14,11 @@ import {
   type UsageCommand,
   type WebhooksCommand,
 } from "./parse-account-args.ts";
+import { readHarnessCommand, type HarnessCommand } from "./parse-harness-args.ts";
 
 export { UsageError, type ListOrder, type ListQuery } from "./cli-option-values.ts";
 export type { UsageCommand, WebhooksCommand } from "./parse-account-args.ts";
+export type { HarnessCommand } from "./parse-harness-args.ts";
 
 export const COMMAND_NAMES = [
   "chat",
@@ -26,6 +28,7 @@ export const COMMAND_NAMES = [
   "models",
   "usage",
   "webhooks",
+  "harness",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -37,7 +40,8 @@ export type CliCommand =
   | PlanCommand
   | ModelsCommand
   | UsageCommand
-  | WebhooksCommand;
+  | WebhooksCommand
+  | HarnessCommand;
 
 export interface CliArgs {
   command: CliCommand;
@@ -157,6 +161,14 @@ function buildProgram(accept: (command: CliCommand) => void): Command {
     new Option("--event <value>").argParser(collect),
     new Option("--description <value>"),
   ], (rest, values) => readWebhooksCommand(rest, values));
+  define("harness", [
+    ...LIST_OPTIONS,
+    new Option("--parent <value>"),
+    new Option("-m, --message <value>"),
+    new Option("--canary <value>"),
+    new Option("--percent <value>"),
+    new Option("--reason <value>"),
+  ], (rest, values) => readHarnessCommand(rest, values));
   program
     .command("help")
     .argument("[words...]")

@@ -10,6 +10,7 @@ import {
 } from "./mesh-client.ts";
 import { parseCliArgs, type CliArgs, type PlanCommand, UsageError } from "./parse-cli-args.ts";
 import { runUsageCommand, runWebhooksCommand } from "./run-account-commands.ts";
+import { runHarnessCommand } from "./run-harness-command.ts";
 import { runChat } from "./run-chat.ts";
 import { runConversationsCommand, runItemsCommand } from "./run-list-commands.ts";
 import { runModelsCommand } from "./run-models-command.ts";
@@ -59,6 +60,8 @@ async function runCommand(args: CliArgs, connection: Connection, deps: CliDeps):
       return runUsageCommand(command, io);
     case "webhooks":
       return runWebhooksCommand(command, io);
+    case "harness":
+      return runHarnessCommand(command, io);
   }
 }
 

@@ -30,6 +30,7 @@ import { reportBenchProgress } from "./report-bench-progress.ts";
 import { listAllItems } from "./reconcile-soak.ts";
 import { describeBenchCommand } from "./describe-bench-command.ts";
 import { parseServerTiming, type StageTimings } from "../../workers/src/lib/stage-timings.ts";
+import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 
 const LENGTHS = (process.env.MOL_BENCH_LENGTHS ?? "10,100,1000,5000").split(",").map(Number);
 const SAMPLE_TURNS = Number(process.env.MOL_BENCH_SAMPLE_TURNS ?? 20);
@@ -42,6 +43,9 @@ const CRITICAL_RUNS = (process.env.MOL_BENCH_CRITICAL_RUNS ?? "tiny,smollm2").sp
 const SUMMARY_SLOTS = process.env.MOL_BENCH_SUMMARY_SLOTS;
 const OUT_DIR = process.env.MOL_BENCH_OUT ?? join(REPO_ROOT, "test", "bench", "results");
 const KEY = "sk-bench";
+const ADMIN_TOKEN = "mol-admin-bench";
+/** Turns per side in the label-resolution series (no production label against one with a 50 % canary). */
+const LABEL_TURNS = Number(process.env.MOL_BENCH_LABEL_TURNS ?? 200);
 
 type Mol = {
   turnId?: string;
@@ -69,18 +73,28 @@ async function waitForSummary(get: Get, conversation: string): Promise<void> {
   }
 }
 
-async function withEdge<T>(natsWsUrl: string, use: (post: Post, get: Get, url: string) => Promise<T>) {
-  const edge = await spawnBenchEdge({ name: "edge", natsWsUrl, devApiKey: KEY });
-  const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${edge.url}${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+/** POST as `key` to the edge at `url`, with the `server-timing` stages of the answer. */
+function createPost(url: string, key: string, method = "POST"): Post {
+  return async (path, body) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     const json: unknown = await response.json();
     return { json, stages: parseServerTiming(response.headers.get("server-timing")) };
   };
+}
+
+async function withEdge<T>(natsWsUrl: string, use: (post: Post, get: Get, url: string) => Promise<T>) {
+  const edge = await spawnBenchEdge({
+    name: "edge",
+    natsWsUrl,
+    devApiKey: KEY,
+    vars: { MOL_ADMIN_TOKEN: ADMIN_TOKEN },
+  });
+  const post = createPost(edge.url, KEY);
   const get = async (path: string) => {
     const response = await fetch(`${edge.url}${path}`, { headers: { authorization: `Bearer ${KEY}` } });
     const json: unknown = await response.json();
@@ -185,10 +199,124 @@ async function measureHttpFloor(url: string): Promise<{ p50: number; p95: number
   return { p50: round(percentile(samples, 50)), p95: round(percentile(samples, 95)) };
 }
 
+/** A distribution-free 95 % interval of the median: the order statistics n/2 ∓ 1.96·√n/2. */
+function medianInterval(values: readonly number[]): [number, number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = (1.96 * Math.sqrt(sorted.length)) / 2;
+  const at = (rank: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(rank)))] ?? 0;
+  return [round(at(sorted.length / 2 - half - 1)), round(at(sorted.length / 2 + half))];
+}
+
+const pct = (values: readonly number[]) => ({
+  p50: round(percentile(values, 50)),
+  p95: round(percentile(values, 95)),
+});
+
+/**
+ * What resolving the production label adds to a turn, in the same edge and run as the overhead rows: the bench
+ * key's tenant gets a `production` label with a 50 % canary (two harness versions, both the default with a
+ * different router prompt), a second tenant has no label (its turns run under the built-in default). Turns
+ * alternate between the two, on conversations of the same lengths (10 each, up to LABEL_TURNS / 10 turns), so
+ * both sides see the same moments of the machine; a few turns each come first and are not counted. The label
+ * cache's TTL (2 s) means most labelled turns read it from the isolate's cache and some from D1, as in service.
+ */
+async function measureLabelResolution(post: Post, url: string) {
+  const admin = createPost(url, ADMIN_TOKEN);
+  const tenant = (await admin("/v1/admin/tenants", { name: "bench, no label" })).json as { id: string };
+  const { key } = (await admin(`/v1/admin/tenants/${tenant.id}/keys`, {})).json as { key: string };
+  const unlabelled = createPost(url, key);
+  const push = async (tag: string) =>
+    (
+      (
+        await post("/v1/harnesses", {
+          document: {
+            ...DEFAULT_HARNESS,
+            router: {
+              ...DEFAULT_HARNESS.router,
+              systemPrompt: `${DEFAULT_HARNESS.router.systemPrompt} (${tag})`,
+            },
+          },
+        })
+      ).json as { hash: string }
+    ).hash;
+  const [v1, v2] = [await push("bench v1"), await push("bench v2")];
+  await createPost(
+    url,
+    KEY,
+    "PUT",
+  )("/v1/harness-labels/production", {
+    harness: v1,
+    canary: { harness: v2, percent: 50 },
+    reason: "bench",
+  });
+  const sides = { without: unlabelled, with: post } as const;
+  const samples = { without: [] as number[], with: [] as number[] };
+  const harnessStage = { without: [] as number[], with: [] as number[] };
+  const arms = new Set<string>();
+  /** Labelled minus unlabelled overhead of each pair of turns sent back to back: slow drift of the box cancels. */
+  const differences: number[] = [];
+  const conversationsPerSide = 10;
+  const turnsPerConversation = Math.max(1, Math.ceil(LABEL_TURNS / conversationsPerSide));
+  const open = async (side: Post) =>
+    Promise.all(
+      Array.from(
+        { length: conversationsPerSide },
+        async () => ((await side("/v1/conversations", {})).json as { id: string }).id,
+      ),
+    );
+  const conversations = { without: await open(sides.without), with: await open(sides.with) };
+  const warmup = { without: (await open(sides.without))[0] ?? "", with: (await open(sides.with))[0] ?? "" };
+  for (let i = 0; i < 5; i++) {
+    for (const side of ["without", "with"] as const) await runTurn(sides[side], warmup[side], `warm-up ${i}`);
+  }
+  for (let round = 0; round < turnsPerConversation; round++) {
+    for (let c = 0; c < conversationsPerSide; c++) {
+      // Which side goes first alternates, so neither always follows the other.
+      const order = (round + c) % 2 === 0 ? (["without", "with"] as const) : (["with", "without"] as const);
+      const pair = { without: 0, with: 0 };
+      for (const side of order) {
+        const turn = await runTurn(
+          sides[side],
+          conversations[side][c] ?? "",
+          `turn ${round}: a user message of ordinary length, asking something.`,
+        );
+        samples[side].push(turn.clientMs - nodeMs(turn));
+        pair[side] = turn.clientMs - nodeMs(turn);
+        harnessStage[side].push(turn.stages["object.harness"] ?? 0);
+        const harness = (turn.mol as { harness?: { hash: string; source: string } }).harness;
+        // Each side must really be what it stands for: the label's arms, and the built-in default.
+        if (harness?.source !== (side === "with" ? "label" : "default"))
+          throw new Error(`a turn ${side} a label ran under ${JSON.stringify(harness)}`);
+        if (side === "with") arms.add(harness.hash);
+      }
+      differences.push(pair.with - pair.without);
+      reportBenchProgress(
+        "label resolution (turn pairs)",
+        samples.with.length,
+        turnsPerConversation * conversationsPerSide,
+      );
+    }
+  }
+  return {
+    turnsPerSide: samples.with.length,
+    /** Versions the labelled turns ran under: 2 when both arms of the canary were measured. */
+    armsSeen: [v1, v2].filter((hash) => arms.has(hash)).length,
+    withoutLabelMs: pct(samples.without),
+    withLabelMs: pct(samples.with),
+    differenceP50Ms: round(percentile(samples.with, 50) - percentile(samples.without, 50)),
+    pairedDifferenceMs: { median: round(percentile(differences, 50)), ci95: medianInterval(differences) },
+    harnessStageMs: { without: pct(harnessStage.without), with: pct(harnessStage.with) },
+  };
+}
+
 // 1. Edge overhead against conversation length, on the instant engine.
 const nats = await startNatsServer();
 const instantNode = await startInstantNode(nats.url, "bench-instant");
-const { rows: overhead, httpFloor } = await withEdge(nats.wsUrl, async (post, _get, url) => {
+const {
+  rows: overhead,
+  httpFloor,
+  labelResolution,
+} = await withEdge(nats.wsUrl, async (post, _get, url) => {
   // A fresh workerd compiles and warms as it goes: those first turns would say nothing about conversation length.
   const warmup = (await post("/v1/conversations", {})).json as { id: string };
   for (let i = 0; i < WARMUP_TURNS; i++) await runTurn(post, warmup.id, `warm-up turn ${i}`);
@@ -227,7 +355,11 @@ const { rows: overhead, httpFloor } = await withEdge(nats.wsUrl, async (post, _g
       ),
     });
   }
-  return { rows, httpFloor: await measureHttpFloor(url) };
+  return {
+    rows,
+    httpFloor: await measureHttpFloor(url),
+    labelResolution: await measureLabelResolution(post, url),
+  };
 });
 await instantNode.stop();
 
@@ -398,10 +530,12 @@ const report: EdgeReport = {
     "MOL_BENCH_CRITICAL_TURNS",
     "MOL_BENCH_SUMMARY_SLOTS",
     "MOL_BENCH_CRITICAL_RUNS",
+    "MOL_BENCH_LABEL_TURNS",
   ]),
   machine: collectMachineFacts(),
   overhead,
   httpFloorMs: httpFloor,
+  labelResolution,
   hops,
   ...(hopsSmollm2 ? { hopsSmollm2 } : {}),
 };

@@ -16,9 +16,47 @@ export interface EdgeReport {
   }>;
   /** `GET /livez` client time minus the Worker's: wrangler dev's local proxying and the HTTP exchange. */
   httpFloorMs?: Pct;
+  /** Turn overhead without a production label and with one (50 % canary), in the same edge, turns alternating. */
+  labelResolution?: LabelResolution;
   hops: HopBreakdown;
   /** The same on SmolLM2 with the trained l0, when the model was on the machine. */
   hopsSmollm2?: HopBreakdown;
+}
+
+export interface LabelResolution {
+  turnsPerSide: number;
+  armsSeen: number;
+  withoutLabelMs: Pct;
+  withLabelMs: Pct;
+  differenceP50Ms: number;
+  /** The median of the pairs' differences (labelled minus not, turns sent back to back) and its 95 % interval. */
+  pairedDifferenceMs?: { median: number; ci95: [number, number] };
+  /** The conversation object's `object.harness` stage (choosing and loading the harness). */
+  harnessStageMs: { without: Pct; with: Pct };
+}
+
+function renderLabelResolution(l: LabelResolution): string[] {
+  return [
+    "## Label resolution",
+    "",
+    `Edge overhead (as above) of ${l.turnsPerSide} turns per side, alternating in the same edge: a tenant without a`,
+    "`production` label (the built-in default) against one whose `production` label has a 50 % canary",
+    `(${l.armsSeen} of its 2 versions measured), on 10 conversations a side of equal lengths.`,
+    "",
+    "| side | overhead p50 | p95 | `object.harness` p50 | p95 |",
+    "| ---- | -----------: | --: | -------------------: | --: |",
+    `| no label | ${l.withoutLabelMs.p50} ms | ${l.withoutLabelMs.p95} ms | ${l.harnessStageMs.without.p50} ms | ${l.harnessStageMs.without.p95} ms |`,
+    `| production + 50 % canary | ${l.withLabelMs.p50} ms | ${l.withLabelMs.p95} ms | ${l.harnessStageMs.with.p50} ms | ${l.harnessStageMs.with.p95} ms |`,
+    "",
+    `Label resolution adds ${l.differenceP50Ms} ms to the overhead p50 (the difference of the two p50s).`,
+    ...(l.pairedDifferenceMs
+      ? [
+          `Turn by turn (each labelled turn minus the unlabelled one sent next to it): median ${l.pairedDifferenceMs.median} ms,`,
+          `95 % interval ${l.pairedDifferenceMs.ci95[0]} to ${l.pairedDifferenceMs.ci95[1]} ms.`,
+        ]
+      : []),
+    "",
+  ];
 }
 
 export interface HopBreakdown {
@@ -81,6 +119,7 @@ export function renderEdgeReport(r: EdgeReport): string {
           "",
         ]
       : []),
+    ...(r.labelResolution ? renderLabelResolution(r.labelResolution) : []),
     ...renderHopBreakdown(r.hops),
     ...(r.hopsSmollm2 ? renderHopBreakdown(r.hopsSmollm2) : []),
     "The Macaron-V1 report gives 32 % for route + summary on its Venti model.",
