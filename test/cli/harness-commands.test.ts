@@ -57,6 +57,7 @@ function createLabelRegistry() {
       const label: HarnessLabel = {
         tenantId: "t",
         name,
+        guard: null,
         ...to,
         revision,
         updatedBy: "key_1",

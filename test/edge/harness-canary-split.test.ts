@@ -85,6 +85,7 @@ describe("a production label with a 50 % canary, through the edge's chooser", ()
     let production: HarnessLabel = {
       tenantId: "t",
       name: "production",
+      guard: null,
       harness: v1.hash,
       canary: { harness: v2.hash, percent: 50 },
       revision: 2,
