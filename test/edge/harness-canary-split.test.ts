@@ -16,6 +16,7 @@ import type {
 } from "../../workers/src/harness-registry/harness-registry-store.ts";
 import { IsolateCache } from "../../workers/src/lib/isolate-cache.ts";
 import { createTextBuffer } from "../cli/text-buffer.ts";
+import { readJson } from "../harness/read-json.ts";
 import { TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 
 /**
@@ -148,16 +149,8 @@ async function cli(...argv: string[]): Promise<string> {
   return stdout.text();
 }
 
-async function call(path: string, json?: unknown): Promise<unknown> {
-  const response = await fetch(`${mesh.edge.url}${path}`, {
-    method: json === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${TEST_API_KEY}`, "content-type": "application/json" },
-    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
-  });
-  const text = await response.text();
-  expect(response.status, text).toBe(200);
-  return JSON.parse(text) as unknown;
-}
+const call = async (path: string, json?: unknown): Promise<unknown> =>
+  readJson<unknown>(await mesh.api(path, json === undefined ? {} : { json }));
 
 const turn = async (conversation: string): Promise<Mol> =>
   (

@@ -3,7 +3,8 @@ import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { pickCanaryArm, readCanaryBucket } from "../../schema/harness/harness-registry.ts";
 import { HARNESS_LABEL_TTL_MS } from "../../workers/src/harness-registry/choose-turn-harness.ts";
-import { TEST_ADMIN_TOKEN, TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
+import { readJson } from "../harness/read-json.ts";
+import { TEST_ADMIN_TOKEN, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 
 /**
  * Which harness a turn runs under, over a real GPU node (llama.cpp on the generated tiny model): the tenant's
@@ -20,31 +21,10 @@ let keyB: string;
 let v1: string;
 let v2: string;
 
-async function call(
-  path: string,
-  options: { token?: string; method?: string; json?: unknown; headers?: Record<string, string> } = {},
-): Promise<Response> {
-  return fetch(`${mesh.edge.url}${path}`, {
-    method: options.method ?? (options.json === undefined ? "GET" : "POST"),
-    headers: {
-      authorization: `Bearer ${options.token ?? TEST_API_KEY}`,
-      ...(options.json === undefined ? {} : { "content-type": "application/json" }),
-      ...options.headers,
-    },
-    ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) }),
-  });
-}
-
-async function read<T>(response: Response, status = 200): Promise<T> {
-  const text = await response.text();
-  expect(response.status, text).toBe(status);
-  return JSON.parse(text) as T;
-}
-
 const newConversation = async (metadata: Record<string, string> = {}, token?: string) =>
   (
-    await read<{ id: string }>(
-      await call("/v1/conversations", { json: { metadata }, ...(token === undefined ? {} : { token }) }),
+    await readJson<{ id: string }>(
+      await mesh.api("/v1/conversations", { json: { metadata }, ...(token === undefined ? {} : { token }) }),
     )
   ).id;
 
@@ -53,7 +33,7 @@ async function turn(
   conversation: string,
   options: { headers?: Record<string, string>; metadata?: Record<string, string>; token?: string } = {},
 ): Promise<Mol> {
-  const response = await call("/v1/responses", {
+  const response = await mesh.api("/v1/responses", {
     json: {
       conversation,
       input: "hello",
@@ -63,7 +43,7 @@ async function turn(
     ...(options.headers ? { headers: options.headers } : {}),
     ...(options.token === undefined ? {} : { token: options.token }),
   });
-  return (await read<{ mol: Mol }>(response)).mol;
+  return (await readJson<{ mol: Mol }>(response)).mol;
 }
 
 const variant = (tag: string): HarnessDocument => ({
@@ -73,10 +53,10 @@ const variant = (tag: string): HarnessDocument => ({
 
 beforeAll(async () => {
   mesh = await startTestMesh({ adminToken: TEST_ADMIN_TOKEN });
-  const admin = (path: string, json: unknown) => call(path, { json, token: TEST_ADMIN_TOKEN });
-  const tenant = await read<{ id: string }>(await admin("/v1/admin/tenants", { name: "tenant b" }));
+  const admin = (path: string, json: unknown) => mesh.api(path, { json, token: TEST_ADMIN_TOKEN });
+  const tenant = await readJson<{ id: string }>(await admin("/v1/admin/tenants", { name: "tenant b" }));
   keyB = (
-    await read<{ key: string }>(
+    await readJson<{ key: string }>(
       await admin(`/v1/admin/tenants/${tenant.id}/keys`, { scopes: ["conversations", "responses"] }),
     )
   ).key;
@@ -93,12 +73,14 @@ describe("the harness a turn runs under", () => {
   });
 
   it("is the production label's, its canary taking a sticky share of conversations", async () => {
-    v1 = (await read<{ hash: string }>(await call("/v1/harnesses", { json: { document: variant("v1") } })))
-      .hash;
-    v2 = (await read<{ hash: string }>(await call("/v1/harnesses", { json: { document: variant("v2") } })))
-      .hash;
-    await read(
-      await call("/v1/harness-labels/production", {
+    v1 = (
+      await readJson<{ hash: string }>(await mesh.api("/v1/harnesses", { json: { document: variant("v1") } }))
+    ).hash;
+    v2 = (
+      await readJson<{ hash: string }>(await mesh.api("/v1/harnesses", { json: { document: variant("v2") } }))
+    ).hash;
+    await readJson(
+      await mesh.api("/v1/harness-labels/production", {
         method: "PUT",
         json: { harness: v1, canary: { harness: v2, percent: 50 }, reason: "canary v2" },
       }),
@@ -143,8 +125,8 @@ describe("the harness a turn runs under", () => {
 
   it("never another tenant's: its pin is a 404 and nothing is stored; without a label it is the default", async () => {
     const conversation = await newConversation({}, keyB);
-    const refused = await read<Envelope>(
-      await call("/v1/responses", {
+    const refused = await readJson<Envelope>(
+      await mesh.api("/v1/responses", {
         token: keyB,
         json: { conversation, input: "hello", max_output_tokens: 8 },
         headers: { "x-mol-harness": v1 },
@@ -152,12 +134,12 @@ describe("the harness a turn runs under", () => {
       404,
     );
     expect(refused.error).toMatchObject({ code: "harness_not_found", param: "x-mol-harness" });
-    const items = await read<{ data: unknown[] }>(
-      await call(`/v1/conversations/${conversation}/items`, { token: keyB }),
+    const items = await readJson<{ data: unknown[] }>(
+      await mesh.api(`/v1/conversations/${conversation}/items`, { token: keyB }),
     );
     expect(items.data).toEqual([]);
-    const pinnedToA = await read<Envelope>(
-      await call("/v1/conversations", { token: keyB, json: { metadata: { mol_harness: v1 } } }),
+    const pinnedToA = await readJson<Envelope>(
+      await mesh.api("/v1/conversations", { token: keyB, json: { metadata: { mol_harness: v1 } } }),
       404,
     );
     expect(pinnedToA.error.param).toBe("metadata.mol_harness");

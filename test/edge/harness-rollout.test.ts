@@ -3,7 +3,8 @@ import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { pickCanaryArm, readCanaryBucket } from "../../schema/harness/harness-registry.ts";
 import { HARNESS_LABEL_TTL_MS } from "../../workers/src/harness-registry/choose-turn-harness.ts";
-import { TEST_ADMIN_TOKEN, TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
+import { readJson } from "../harness/read-json.ts";
+import { TEST_ADMIN_TOKEN, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 import { startWebhookReceiver, type ReceivedWebhook } from "../harness/start-webhook-receiver.ts";
 
 /**
@@ -36,29 +37,8 @@ type RolledBack = {
   };
 };
 
-async function call(
-  path: string,
-  options: { method?: string; json?: unknown; headers?: Record<string, string> } = {},
-) {
-  return fetch(`${mesh.edge.url}${path}`, {
-    method: options.method ?? (options.json === undefined ? "GET" : "POST"),
-    headers: {
-      authorization: `Bearer ${TEST_API_KEY}`,
-      ...(options.json === undefined ? {} : { "content-type": "application/json" }),
-      ...options.headers,
-    },
-    ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) }),
-  });
-}
-
-async function read<T>(response: Response, status = 200): Promise<T> {
-  const text = await response.text();
-  expect(response.status, text).toBe(status);
-  return JSON.parse(text) as T;
-}
-
 const push = async (document: HarnessDocument) =>
-  (await read<{ hash: string }>(await call("/v1/harnesses", { json: { document } }))).hash;
+  (await readJson<{ hash: string }>(await mesh.api("/v1/harnesses", { json: { document } }))).hash;
 
 const variant = (tag: string): HarnessDocument => ({
   ...DEFAULT_HARNESS,
@@ -80,7 +60,7 @@ async function conversationsByArm(
   let c = 0;
   let p = 0;
   while (c < canary || p < production) {
-    const { id } = await read<{ id: string }>(await call("/v1/conversations", { json: {} }));
+    const { id } = await readJson<{ id: string }>(await mesh.api("/v1/conversations", { json: {} }));
     const arm = pickCanaryArm(await readCanaryBucket("dev", id), 50);
     if (arm === "canary" && c < canary) {
       c++;
@@ -95,7 +75,7 @@ async function conversationsByArm(
 
 /** One turn of `conversation` through the label: whether it answered, and what came back. */
 async function turn(conversation: string, label: string): Promise<{ ok: boolean; body: string }> {
-  const response = await call("/v1/responses", {
+  const response = await mesh.api("/v1/responses", {
     json: { conversation, input: "hello", max_output_tokens: 8 },
     headers: { "x-mol-harness": label },
   });
@@ -115,7 +95,7 @@ async function until<T>(probe: () => Promise<T | undefined>, ms: number): Promis
 }
 
 const history = async (label: string) =>
-  (await read<{ data: Move[] }>(await call(`/v1/harness-labels/${label}/history`))).data;
+  (await readJson<{ data: Move[] }>(await mesh.api(`/v1/harness-labels/${label}/history`))).data;
 
 beforeAll(async () => {
   mesh = await startTestMesh({
@@ -123,8 +103,8 @@ beforeAll(async () => {
     edgeVars: { MOL_WEBHOOK_ALLOW_LOOPBACK: "true" },
   });
   receiver = await startWebhookReceiver();
-  await read(
-    await call("/v1/webhook_endpoints", { json: { url: receiver.url, events: ["harness.rolled_back"] } }),
+  await readJson(
+    await mesh.api("/v1/webhook_endpoints", { json: { url: receiver.url, events: ["harness.rolled_back"] } }),
   );
 }, 180_000);
 afterAll(async () => {
@@ -137,8 +117,11 @@ afterAll(async () => {
 describe("the guarded rollout", () => {
   it("refuses guard settings out of range", async () => {
     const v1 = await push(variant("v1"));
-    const refused = await read<{ error: { param: string } }>(
-      await call("/v1/harness-labels/risky", { method: "PUT", json: { harness: v1, guard: { alpha: 2 } } }),
+    const refused = await readJson<{ error: { param: string } }>(
+      await mesh.api("/v1/harness-labels/risky", {
+        method: "PUT",
+        json: { harness: v1, guard: { alpha: 2 } },
+      }),
       400,
     );
     expect(refused.error.param).toBe("guard.alpha");
@@ -152,8 +135,8 @@ describe("the guarded rollout", () => {
       ["risky", harmful],
       ["safe", harmless],
     ] as const) {
-      const set = await read<{ guard: typeof GUARD }>(
-        await call(`/v1/harness-labels/${label}`, {
+      const set = await readJson<{ guard: typeof GUARD }>(
+        await mesh.api(`/v1/harness-labels/${label}`, {
           method: "PUT",
           json: {
             harness: production,
@@ -178,7 +161,7 @@ describe("the guarded rollout", () => {
 
     // Counted as each turn finishes (after its response): the rollback lands within moments of the last one.
     const rolledBack = await until(async () => {
-      const label = await read<Label>(await call("/v1/harness-labels/risky"));
+      const label = await readJson<Label>(await mesh.api("/v1/harness-labels/risky"));
       return label.canary === null ? label : undefined;
     }, 10_000);
     expect(rolledBack).toMatchObject({ harness: production, canary: null });
@@ -208,7 +191,7 @@ describe("the guarded rollout", () => {
 
     // The harmless canary, over the same turns: still in place, moved by no one but its setter.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const safe = await read<Label>(await call("/v1/harness-labels/safe"));
+    const safe = await readJson<Label>(await mesh.api("/v1/harness-labels/safe"));
     expect(safe.canary).toEqual({ harness: harmless, percent: 50 });
     expect((await history("safe")).map((m) => m.actor)).not.toContain("guard");
   }, 90_000);

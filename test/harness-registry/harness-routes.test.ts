@@ -4,7 +4,7 @@ import { MAX_HARNESS_DOCUMENT_BYTES } from "../../schema/harness/harness-registr
 import { createApp } from "../../workers/src/app/create-app.ts";
 import type { AppDeps } from "../../workers/src/app/app-deps.ts";
 import type { TenantLimiter } from "../../workers/src/limits/tenant-limits.ts";
-import { createMemoryAppDeps } from "../tenancy/create-memory-app-deps.ts";
+import { createMemoryAppDeps, unusedHarnessRegistry } from "../tenancy/create-memory-app-deps.ts";
 
 const DEV_KEY = "sk-dev";
 const ADMIN_TOKEN = "adm-token";
@@ -32,18 +32,7 @@ function createTestApp(registry: Partial<AppDeps["harnessRegistry"]> = {}) {
   const { deps } = createMemoryAppDeps(DEV_KEY, {
     limits: () => limiter,
     adminToken: ADMIN_TOKEN,
-    harnessRegistry: {
-      putVersion: unused,
-      getVersion: unused,
-      listVersions: unused,
-      getLabel: unused,
-      listLabels: unused,
-      moveLabel: unused,
-      listLabelHistory: unused,
-      recordRolloutOutcome: unused,
-      rollBackCanary: unused,
-      ...registry,
-    },
+    harnessRegistry: { ...unusedHarnessRegistry(), ...registry },
     telemetry: { debug: false, write: () => undefined },
   });
   const app = createApp(() => deps);

@@ -19,8 +19,11 @@ export interface TestMesh {
   persistDir: string;
   /** Every line `wrangler dev` printed (stdout and stderr): the Worker's request log lines among them. */
   edgeLogs: string[];
-  /** `fetch` against the edge with the test key. */
-  api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  /**
+   * `fetch` against the edge with the test key (or `token`'s); `json` is the body, sent with POST unless `method`
+   * says otherwise.
+   */
+  api(path: string, init?: RequestInit & { json?: unknown; token?: string }): Promise<Response>;
   /** Stops the edge and starts it again on the same local state (Durable Objects, D1), as a deploy or crash would. */
   restartEdge(): Promise<void>;
   stop(): Promise<void>;
@@ -74,12 +77,13 @@ export async function startTestMesh(
       edge = await spawnEdgeOnFreePorts(edgeSettings);
     },
     api: (path, init = {}) => {
-      const { json, headers: given, ...rest } = init;
+      const { json, token, headers: given, ...rest } = init;
       // Headers() accepts every HeadersInit shape (record, pairs, Headers); the caller's values win.
       const headers = new Headers(given);
-      if (!headers.has("authorization")) headers.set("authorization", `Bearer ${TEST_API_KEY}`);
+      if (!headers.has("authorization")) headers.set("authorization", `Bearer ${token ?? TEST_API_KEY}`);
       if (json !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
       return fetch(`${edge.url}${path}`, {
+        ...(json === undefined ? {} : { method: "POST" }),
         ...rest,
         headers,
         ...(json === undefined ? {} : { body: JSON.stringify(json) }),

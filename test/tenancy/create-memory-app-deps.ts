@@ -37,20 +37,25 @@ export function createMemoryAppDeps(devApiKey: string, overrides: Partial<AppDep
     webhookUrlPolicy: {},
     genuiComponents: { create: unused, get: unused, getForRender: unused },
     genuiSandboxOrigin: undefined,
-    harnessRegistry: {
-      putVersion: unused,
-      getVersion: unused,
-      listVersions: unused,
-      getLabel: unused,
-      listLabels: unused,
-      moveLabel: unused,
-      listLabelHistory: unused,
-      recordRolloutOutcome: unused,
-      rollBackCanary: unused,
-    },
+    harnessRegistry: unusedHarnessRegistry(),
     now: () => Date.now(),
     newId: (prefix) => `${prefix}_${String(++next).padStart(32, "0")}`,
     ...overrides,
   };
   return { memory, deps };
+}
+
+/** A harness registry whose every method throws: tests replace the ones they use. */
+export function unusedHarnessRegistry(): AppDeps["harnessRegistry"] {
+  return {
+    putVersion: unused,
+    getVersion: unused,
+    listVersions: unused,
+    getLabel: unused,
+    listLabels: unused,
+    moveLabel: unused,
+    listLabelHistory: unused,
+    recordRolloutOutcome: unused,
+    rollBackCanary: unused,
+  };
 }

@@ -115,11 +115,10 @@ export class ConversationObject extends DurableObject<Env> {
   }
 
   #fleet(env: Env): DurableObjectStub<FleetObject> {
-    if (this.#fleetStub?.colo !== this.#colo || !this.#fleetStub) {
-      const stub = env.FLEET.getByName(fleetObjectName(this.#colo)) as DurableObjectStub<FleetObject>;
-      this.#fleetStub = { colo: this.#colo, stub };
-    }
-    return this.#fleetStub.stub;
+    if (this.#fleetStub && this.#fleetStub.colo === this.#colo) return this.#fleetStub.stub;
+    const stub = env.FLEET.getByName(fleetObjectName(this.#colo)) as DurableObjectStub<FleetObject>;
+    this.#fleetStub = { colo: this.#colo, stub };
+    return stub;
   }
 
   /** The webhook outbox's safety net: flushes what a crash or a failed flush left behind. */
