@@ -7,6 +7,12 @@
  * 135M model copies the shape of an example better than it follows a list of rules) where the view has room.
  */
 
+/**
+ * The contract's version, as a harness names it (`genui.contract`): the prompt here and the edge validator
+ * (workers/src/genui/) implement this one. A change to what a valid component is gets a new version.
+ */
+export const GENUI_CONTRACT_VERSION = "molmesh.genui.v1" as const;
+
 /** The kit's components as the prompt names them (the frame has these and `sendMessage`). */
 export const GENUI_PROMPT_KIT_NAMES = [
   "Stack",

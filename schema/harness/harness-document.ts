@@ -55,6 +55,17 @@ function checkLabels(harness: HarnessDocument): HarnessIssue[] {
   if (router.labels.includes(adapterLabel(router.adapter)))
     issues.push(at(["router", "adapter"], "must not be a label"));
   if (!router.labels.includes(defaultLabel)) issues.push(at(["defaultLabel"], "must be one of the labels"));
+  (router.exemplars ?? []).forEach((exemplar, i) => {
+    if (!router.labels.includes(exemplar.label))
+      issues.push(at(["router", "exemplars", String(i), "label"], "must be one of the labels"));
+  });
+  const genuiLabels = harness.genui?.labels ?? [];
+  if (new Set(genuiLabels).size !== genuiLabels.length)
+    issues.push(at(["genui", "labels"], "labels must be unique"));
+  genuiLabels.forEach((label, i) => {
+    if (!router.labels.includes(label))
+      issues.push(at(["genui", "labels", String(i)], "must be one of the labels"));
+  });
   const maxLabelBytes = Math.max(...router.labels.map(countUtf8Bytes));
   if (router.reasoningMaxTokens + maxLabelBytes > router.maxTokens) {
     issues.push(at(["router", "maxTokens"], "must cover reasoningMaxTokens plus the longest label's bytes"));
@@ -87,7 +98,10 @@ function checkBudgets(harness: HarnessDocument): HarnessIssue[] {
   );
   if (measureViewRoom(harness, router.adapter).roomBytes < userLineBytes(routerUserBytes)) {
     issues.push(
-      at(["router", "viewBudgetBytes"], "too small for the header, one user line and the route line"),
+      at(
+        ["router", "viewBudgetBytes"],
+        "too small for the header (system line and exemplars), one user line and the route line",
+      ),
     );
   }
   if (router.viewBudgetBytes + router.maxTokens > contextTokens) {

@@ -7,6 +7,7 @@ import {
   parseAdapterName,
   samplingSchema,
 } from "../wire/v2/index.ts";
+import { GENUI_CONTRACT_VERSION } from "./genui-contract-prompt.ts";
 
 /** Literal version of the harness document; a change of shape gets a new one. */
 export const HARNESS_VERSION = "molmesh.harness.v1" as const;
@@ -38,6 +39,13 @@ const answerPrefixSchema = z
     message: "answerPrefix must not contain U+E000 or U+E001 (they mark template special tokens)",
   });
 
+/** One worked routing example: a user message and the label the router should answer with. */
+export const routerExemplarSchema = z.strictObject({
+  text: promptSchema.refine((t) => t.length > 0, { message: "an exemplar's text must not be empty" }),
+  label: adapterIdSchema,
+});
+export type RouterExemplar = z.infer<typeof routerExemplarSchema>;
+
 /**
  * Budgets are in UTF-8 BYTES, not tokens: every non-control token covers at least one byte, so a view of
  * N bytes never takes more than N tokens, whatever the tokenizer. That makes the bound a guarantee rather
@@ -60,6 +68,13 @@ export const routerSettingsSchema = z.strictObject({
    * label anyway). Absent = the router's label always stands. Chosen on dev by `npm run eval:route`.
    */
   minConfidence: z.number().min(0).max(1).optional(),
+  /**
+   * Worked examples in the router's view, after its system line: each a user line and the route line naming its
+   * label, rendered exactly as a conversation's turns are (so the route grammar and the view format stay one).
+   * They sit in the view's header, before every conversation turn, so they never compact and a conversation's
+   * KV prefix starts with them. Absent or empty: none (a trained router needs none).
+   */
+  exemplars: z.array(routerExemplarSchema).max(32).optional(),
 });
 export type RouterSettings = z.infer<typeof routerSettingsSchema>;
 
@@ -227,6 +242,20 @@ export const DEFAULT_TURN_PROGRAM: TurnProgram = {
   stop: { maxSteps: 16 },
 };
 
+/**
+ * The GenUI contract the harness's genui answers are held to: the contract's version (the edge refuses a version
+ * it does not implement, so a harness written for a later contract fails at push, not on a turn) and the labels
+ * whose answers are components, validated by the `genui-check` step.
+ */
+export const genuiSettingsSchema = z.strictObject({
+  contract: z.literal(GENUI_CONTRACT_VERSION),
+  labels: z.array(adapterIdSchema).max(32),
+});
+export type GenuiSettings = z.infer<typeof genuiSettingsSchema>;
+
+/** A harness naming no `genui`: the current contract, for the `genui` label when the harness has one. */
+export const DEFAULT_GENUI_LABEL = "genui";
+
 export const harnessFieldsSchema = z.strictObject({
   version: z.literal(HARNESS_VERSION),
   /** KV tokens per slot on the GPU nodes (`MOL_CONTEXT_SIZE`); every hop's prompt + completion must fit. */
@@ -242,6 +271,8 @@ export const harnessFieldsSchema = z.strictObject({
   summaryWait: summaryWaitSettingsSchema.optional(),
   /** The steps a turn runs; absent: {@link DEFAULT_TURN_PROGRAM}. */
   turn: turnProgramSchema.optional(),
+  /** Absent: {@link GENUI_CONTRACT_VERSION} for the `genui` label, if the harness has one. */
+  genui: genuiSettingsSchema.optional(),
 });
 export type HarnessDocument = z.infer<typeof harnessFieldsSchema>;
 export type HarnessDocumentInput = z.input<typeof harnessFieldsSchema>;
@@ -259,6 +290,16 @@ export function readSummaryWait(harness: HarnessDocument): SummaryWaitSettings {
 /** The harness's turn program, its default filled in. */
 export function readTurnProgram(harness: HarnessDocument): TurnProgram {
   return harness.turn ?? DEFAULT_TURN_PROGRAM;
+}
+
+/** The harness's GenUI contract, its default filled in. */
+export function readGenuiSettings(harness: HarnessDocument): GenuiSettings {
+  return (
+    harness.genui ?? {
+      contract: GENUI_CONTRACT_VERSION,
+      labels: harness.router.labels.includes(DEFAULT_GENUI_LABEL) ? [DEFAULT_GENUI_LABEL] : [],
+    }
+  );
 }
 
 /** The label an adapter name stands for (`chat@0123abcd…` → `chat`). */

@@ -1,5 +1,5 @@
 import { adapterLabel, findSpecialist, type HarnessDocument } from "./harness-settings.ts";
-import { renderSystemLine } from "./render-view-lines.ts";
+import { renderRouterHeader, renderSystemLine } from "./render-view-lines.ts";
 import { countUtf8Bytes } from "./utf8.ts";
 
 /** A user message may take at most this share of the smallest specialist budget. */
@@ -51,11 +51,7 @@ function computeViewRoom(harness: HarnessDocument, adapter: string): ViewRoom {
   const maxLabelBytes = Math.max(...router.labels.map(countUtf8Bytes));
   if (label === adapterLabel(router.adapter)) {
     const reserveBytes = countUtf8Bytes(templates.routeCue) + maxLabelBytes + lineEndBytes;
-    return splitBudget(
-      router.viewBudgetBytes,
-      countUtf8Bytes(renderSystemLine(harness, router.systemPrompt)),
-      reserveBytes,
-    );
+    return splitBudget(router.viewBudgetBytes, countUtf8Bytes(renderRouterHeader(harness)), reserveBytes);
   }
   const specialist = findSpecialist(harness, label);
   if (!specialist) throw new RangeError(`no view for adapter "${adapter}" in this harness`);

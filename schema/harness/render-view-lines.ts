@@ -21,9 +21,23 @@ export function renderRouteLine(harness: HarnessDocument, label: string): string
   return harness.templates.routeCue + label + harness.templates.lineEnd;
 }
 
-/** What every router view of a harness starts with: its system line and the first user line's opening. */
+/**
+ * The router view's header: its system line, then each exemplar as a user line and its route line, rendered as a
+ * conversation's turns are (user text clipped to `maxUserMessageChars` as there).
+ */
+export function renderRouterHeader(harness: HarnessDocument): string {
+  const { router } = harness;
+  const exemplars = (router.exemplars ?? []).map(
+    (exemplar) =>
+      renderUserLine(harness, exemplar.text, router.maxUserMessageChars) +
+      renderRouteLine(harness, exemplar.label),
+  );
+  return renderSystemLine(harness, router.systemPrompt) + exemplars.join("");
+}
+
+/** What every router view of a harness starts with: its header and the first user line's opening. */
 export function renderRouterViewOpening(harness: HarnessDocument): string {
-  return renderSystemLine(harness, harness.router.systemPrompt) + harness.templates.userPrefix;
+  return renderRouterHeader(harness) + harness.templates.userPrefix;
 }
 
 /**

@@ -10,6 +10,8 @@ import {
 } from "../../workers/src/genui/genui-component-store.ts";
 import { buildConversationViews } from "../../workers/src/views/views-reducer.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { GENUI_CONTRACT_VERSION } from "../../schema/harness/genui-contract-prompt.ts";
+import { harnessDocumentSchema, type HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { molSchema } from "../../schema/api/mol.ts";
 import {
   META,
@@ -47,15 +49,22 @@ const genuiDeps = (components: GenuiComponentStore) => ({
   now: () => 1_700_000_000_000,
 });
 
-async function genuiTurn(answer: string, components = memoryComponents()) {
+async function genuiTurn(
+  answer: string,
+  components = memoryComponents(),
+  options: { harness?: HarnessDocument; label?: string } = {},
+) {
   const scripted = createScriptedHops({ answer: () => answerParts(answer, usage(100, 5)) });
   const store = new MemoryConversationStore(META);
-  const { deps, outbox } = createTestDeps(scripted.hops, { genui: genuiDeps(components) });
+  const { deps, outbox } = createTestDeps(scripted.hops, {
+    genui: genuiDeps(components),
+    ...(options.harness ? { harness: options.harness } : {}),
+  });
   const turns = new ConversationTurns({ ...deps, store, outbox });
   const result = turns.startTurn({
     conversationId: META.id,
     text: "a greeting card",
-    forcedLabel: "genui",
+    forcedLabel: options.label ?? "genui",
     apiOrigin: "http://127.0.0.1:8787",
   });
   if (!result.ok) throw new Error(result.refusal.code);
@@ -129,7 +138,13 @@ describe("genui answers in the turn loop", () => {
     expect(finish?.turn.mol.genui).toEqual({ status: "valid", findings: 0, summary: "" });
     const components = memoryComponents();
     const deps = genuiDeps(components);
-    const other = { turnId: "t", tenantId: "x", text: COMPONENT, apiOrigin: "http://a" };
+    const other = {
+      genuiLabels: ["genui"],
+      turnId: "t",
+      tenantId: "x",
+      text: COMPONENT,
+      apiOrigin: "http://a",
+    };
     expect(await validateGenuiAnswer(deps, { ...other, label: "chat" })).toBeUndefined();
     expect(await validateGenuiAnswer(deps, { ...other, label: "genui", apiOrigin: undefined })).toMatchObject(
       {
@@ -137,6 +152,35 @@ describe("genui answers in the turn loop", () => {
       },
     );
     expect(components.rows).toHaveLength(0);
+  });
+});
+
+describe("the harness's GenUI contract", () => {
+  it("validates the answers of the labels it names, and only those", async () => {
+    const harness = harnessDocumentSchema.parse({
+      ...DEFAULT_HARNESS,
+      genui: { contract: GENUI_CONTRACT_VERSION, labels: ["coding"] },
+    });
+    const coding = await genuiTurn(COMPONENT, memoryComponents(), { harness, label: "coding" });
+    expect(coding.finish?.turn.mol.genui).toMatchObject({ status: "valid", componentId: "gc_1" });
+    const genui = await genuiTurn(COMPONENT, memoryComponents(), { harness, label: "genui" });
+    expect(genui.finish?.turn.mol.genui).toBeUndefined();
+    expect(genui.store.events.some((e) => e.type === "genui_validation")).toBe(false);
+    // The default: the `genui` label only.
+    const chat = await genuiTurn(COMPONENT, memoryComponents(), { label: "chat" });
+    expect(chat.finish?.turn.mol.genui).toBeUndefined();
+  });
+
+  it("refuses a contract version the edge does not implement, and labels that are not the router's", () => {
+    const bad = (genui: unknown) =>
+      harnessDocumentSchema
+        .safeParse({ ...DEFAULT_HARNESS, genui })
+        .error?.issues.map((i) => i.path.join("."));
+    expect(bad({ contract: "molmesh.genui.v2", labels: ["genui"] })).toEqual(["genui.contract"]);
+    expect(bad({ contract: GENUI_CONTRACT_VERSION, labels: ["nope"] })).toEqual(["genui.labels.0"]);
+    expect(bad({ contract: GENUI_CONTRACT_VERSION, labels: ["genui", "genui"] })).toEqual(["genui.labels"]);
+    expect(bad({ contract: GENUI_CONTRACT_VERSION, labels: [], extra: 1 })).toEqual(["genui"]);
+    expect(bad({ contract: GENUI_CONTRACT_VERSION, labels: [] })).toBeUndefined();
   });
 });
 

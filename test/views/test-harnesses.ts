@@ -48,6 +48,20 @@ export const ROOMY_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
   specialists: withSpecialists(DEFAULT_HARNESS, (s) => ({ ...s, answerViewMaxBytes: 512 })),
 });
 
+/** The default harness with worked routing examples in the router's header. */
+export const EXEMPLAR_HARNESS: HarnessDocument = harnessDocumentSchema.parse({
+  ...DEFAULT_HARNESS,
+  router: {
+    ...DEFAULT_HARNESS.router,
+    exemplars: [
+      { text: "Write a Python function that reverses a list", label: "coding" },
+      { text: "Book me a table for two and add it to my calendar", label: "agent" },
+      { text: "Show me a form to pick a date", label: "genui" },
+      { text: "How was your weekend?", label: "chat" },
+    ],
+  },
+});
+
 /** `harness` under another summary wait policy. */
 export function withSummaryWait(harness: HarnessDocument, summaryWait: SummaryWaitSettings): HarnessDocument {
   return harnessDocumentSchema.parse({ ...harness, summaryWait });

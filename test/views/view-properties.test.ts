@@ -18,6 +18,7 @@ import { applyEventToViews, buildConversationViews } from "../../workers/src/vie
 import { sendableAnswerPrompt } from "./sendable-answer-prompt.ts";
 import {
   BOUNDED_HARNESS,
+  EXEMPLAR_HARNESS,
   FAMILY_HARNESSES,
   LARGE_HARNESS,
   SMALL_FAMILY_HARNESSES,
@@ -37,6 +38,7 @@ const HARNESSES: Array<[string, HarnessDocument]> = [
   ["default, bounded summary wait", BOUNDED_HARNESS],
   ["small, bounded summary wait", withSummaryWait(SMALL_HARNESS, { mode: "bounded" })],
   ["small, 16-byte interim lines", SMALL_INTERIM_HARNESS],
+  ["default, router exemplars", EXEMPLAR_HARNESS],
   ...FAMILY_HARNESSES,
   ...SMALL_FAMILY_HARNESSES,
 ];

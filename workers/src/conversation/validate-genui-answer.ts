@@ -4,8 +4,6 @@ import type { GenuiComponentStore } from "../genui/genui-component-store.ts";
 import { storeValidComponent } from "../genui/store-component.ts";
 import { validateComponent, type GenuiValidationReport } from "../genui/validate-component.ts";
 
-/** The label whose answers are components (the genui specialist). */
-export const GENUI_LABEL = "genui";
 const SUMMARY_FINDINGS = 5;
 const SUMMARY_MAX_CHARS = 2000;
 
@@ -17,6 +15,8 @@ export interface GenuiAnswerDeps {
 }
 
 export interface GenuiAnswer {
+  /** The labels whose answers are components: the harness's `genui.labels` (readGenuiSettings). */
+  genuiLabels: readonly string[];
   turnId: string;
   tenantId: string;
   label: string;
@@ -28,14 +28,14 @@ export interface GenuiAnswer {
 /**
  * The turn loop's genui step, after the answer is appended: a genui answer's component is validated by the
  * edge validator (the same one `POST /v1/genui/components` uses) and, when valid and the turn knows its API
- * origin, stored with a render link. Returns the `genui_validation` event, or undefined for any other label.
+ * origin, stored with a render link. Returns the `genui_validation` event, or undefined for a label not under the GenUI contract.
  * A storage failure still returns the verdict, without a component id: the answer itself is already stored.
  */
 export async function validateGenuiAnswer(
   deps: GenuiAnswerDeps | undefined,
   answer: GenuiAnswer,
 ): Promise<TimelineEventOf<"genui_validation"> | undefined> {
-  if (answer.label !== GENUI_LABEL) return undefined;
+  if (!answer.genuiLabels.includes(answer.label)) return undefined;
   const source = extractComponentSource(answer.text);
   const { report, compiled } = validateComponent(source);
   const verdict: TimelineEventOf<"genui_validation"> = {

@@ -4,7 +4,7 @@ import {
   type HarnessDocument,
 } from "../../../schema/harness/harness-settings.ts";
 import { measureViewRoom } from "../../../schema/harness/measure-view-room.ts";
-import { renderSystemLine } from "../../../schema/harness/render-view-lines.ts";
+import { renderRouterHeader, renderSystemLine } from "../../../schema/harness/render-view-lines.ts";
 import { countUtf8Bytes } from "../../../schema/harness/utf8.ts";
 
 /** Format tag of the stored state; a change of shape or rendering gets a new one (and a rebuild). */
@@ -88,10 +88,7 @@ export function createConversationViews(harness: HarnessDocument): ConversationV
   return {
     format: VIEWS_FORMAT,
     turn: null,
-    views: [
-      createViewState(adapterLabel(router.adapter), renderSystemLine(harness, router.systemPrompt)),
-      ...specialists,
-    ],
+    views: [createViewState(adapterLabel(router.adapter), renderRouterHeader(harness)), ...specialists],
   };
 }
 

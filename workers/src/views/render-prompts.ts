@@ -6,6 +6,7 @@ import {
 import { measureViewRoom, readMaxUserMessageBytes } from "../../../schema/harness/measure-view-room.ts";
 import {
   renderAnswerLine,
+  renderRouterHeader,
   renderSummarySuffix,
   renderSystemLine,
   renderUserLine,
@@ -110,10 +111,8 @@ export function renderChatMessagesPrompt(
   const clientSystem = systemMessages.map((m) =>
     renderSystemLine(harness, clipMiddleWithMark(clean(m.content), systemShareBytes, templates.clippedMark)),
   );
-  let view: ViewState = createViewState(
-    adapter,
-    renderSystemLine(harness, systemPrompt) + clientSystem.join(""),
-  );
+  const header = isRouter ? renderRouterHeader(harness) : renderSystemLine(harness, systemPrompt);
+  let view: ViewState = createViewState(adapter, header + clientSystem.join(""));
   const { roomBytes, budgetBytes } = measureViewRoomBytes(view, harness);
   if (roomBytes < 0) throw new ViewBudgetError(`the system messages pass adapter "${adapter}"'s budget`);
 
