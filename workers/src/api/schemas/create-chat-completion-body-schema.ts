@@ -30,10 +30,14 @@ export function readChatContentText(content: ChatContent): string {
   return typeof content === "string" ? content : content.map((part) => part.text).join("\n");
 }
 
+const functionSchema = z.strictObject({ name: z.string().min(1).max(64), arguments: z.string() });
+
 const toolCallSchema = z.strictObject({
   id: z.string().min(1).max(128),
   type: z.literal("function"),
-  function: z.strictObject({ name: z.string().min(1).max(64), arguments: z.string() }),
+  function: functionSchema,
+  /** The stream's call index: a client that assembles the message from deltas may keep it. */
+  index: z.int().nonnegative().optional(),
 });
 
 const nameField = z.string().max(64).optional();
@@ -56,6 +60,16 @@ const messageSchema = z
       name: nameField,
       tool_calls: z.array(toolCallSchema).min(1).optional(),
       refusal: z.string().nullable().optional(),
+      // What the API returns on a message, accepted back as clients append it to the next request (ignored).
+      annotations: z.array(z.unknown()).optional(),
+      audio: z
+        .strictObject({ id: z.string().max(128) })
+        .nullable()
+        .optional(),
+      /** The deprecated single call, only as the client types carry it (null): calls are `tool_calls`. */
+      function_call: z.null().optional(),
+      /** What the official Node client's stream helper adds to the message it assembles (`parsed: null`). */
+      parsed: z.unknown().optional(),
     }),
     z.strictObject({
       role: z.literal("tool"),
@@ -133,11 +147,7 @@ export function createChatCompletionBodySchema(limits: RequestLimits) {
       );
       const calls = new Set<string>();
       body.messages.forEach((message, index) => {
-        if (message.role === "assistant") {
-          for (const call of message.tool_calls ?? []) calls.add(call.id);
-          if (message.content == null && !message.tool_calls)
-            issue(["messages", index, "content"], "content is required");
-        }
+        if (message.role === "assistant") for (const call of message.tool_calls ?? []) calls.add(call.id);
         // OpenAI's rule: a tool message answers a call an earlier assistant message made.
         if (message.role === "tool" && !calls.has(message.tool_call_id))
           issue(

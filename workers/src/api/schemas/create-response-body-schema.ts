@@ -26,6 +26,9 @@ const outputTextPartSchema = z.strictObject({
 const inputMessageSchema = z
   .strictObject({
     type: z.literal("message").optional(),
+    // A conversation's items carry these (`GET /v1/conversations/{id}/items`); fed back, they are ignored.
+    id: z.string().max(128).optional(),
+    status: z.enum(["in_progress", "completed", "incomplete"]).optional(),
     role: z.enum(["user", "system", "developer"]),
     content: z.union([z.string(), z.array(inputTextPartSchema).min(1)]),
   })
@@ -38,6 +41,8 @@ const outputMessageSchema = z
     status: z.enum(["in_progress", "completed", "incomplete"]).optional(),
     role: z.literal("assistant"),
     content: z.union([z.string(), z.array(outputTextPartSchema).min(1)]),
+    /** A conversation item's turn facts, as the items list shows them; ignored. */
+    mol: z.record(z.string(), z.unknown()).optional(),
   })
   .openapi("ResponseInputAssistantMessage");
 
