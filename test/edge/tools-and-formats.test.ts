@@ -153,7 +153,8 @@ describe("function calling and structured outputs through the mesh", () => {
       model: "mol",
       messages: [
         { role: "user", content: "weather?" },
-        { role: "assistant", content: null, tool_calls: calls },
+        // The message as the API returned it (refusal, annotations, …): the most common client pattern.
+        choice?.message ?? { role: "assistant", content: null },
         ...calls.map((call) => ({ role: "tool" as const, tool_call_id: call.id, content: "sunny" })),
       ],
       tools: CHAT_TOOLS,
@@ -162,6 +163,41 @@ describe("function calling and structured outputs through the mesh", () => {
     });
     expect(typeof answer.choices[0]?.message.content).toBe("string");
     expect(["stop", "length"]).toContain(answer.choices[0]?.finish_reason);
+  });
+
+  it("takes a schema sent without strict with value hints it cannot hold, and decodes the rest", async () => {
+    // As public tool definitions are written: a number with "format": "float", a pattern, an OpenAPI example.
+    const parameters = {
+      type: "object",
+      properties: {
+        amount: { type: "number", format: "float", example: 1.5 },
+        currency: { type: "string", pattern: "^[A-Z]{3}$", maxLength: 3 },
+      },
+      required: ["amount", "currency"],
+    };
+    const completion = await client.chat.completions.create({
+      model: "mol",
+      messages: [{ role: "user", content: "pay 3 euros" }],
+      tools: [{ type: "function", function: { name: "pay", parameters } }],
+      tool_choice: "required",
+      parallel_tool_calls: false,
+      max_completion_tokens: BUDGET,
+    });
+    const [call] = (completion.choices[0]?.message.tool_calls ??
+      []) as OpenAI.Chat.ChatCompletionMessageFunctionToolCall[];
+    const args = JSON.parse(call?.function.arguments ?? "null") as { amount?: unknown; currency?: unknown };
+    expect(typeof args.amount).toBe("number");
+    expect(typeof args.currency).toBe("string");
+    // With strict: true the same schema is a contract it cannot hold: refused, naming the keyword.
+    const strict = await expect400(
+      client.chat.completions.create({
+        model: "mol",
+        messages: [{ role: "user", content: "x" }],
+        tools: [{ type: "function", function: { name: "pay", parameters, strict: true } }],
+      }),
+    );
+    expect(strict.param).toBe("tools[0].function.parameters");
+    expect(strict.message).toContain('"format"');
   });
 
   it("json_schema output parses and validates on both APIs", async () => {
@@ -339,6 +375,7 @@ describe("function calling and structured outputs through the mesh", () => {
             type: "json_schema",
             name: "o",
             schema: { type: "object", properties: {}, minProperties: 1 },
+            strict: true,
           },
         },
       }),
@@ -356,6 +393,7 @@ describe("function calling and structured outputs through the mesh", () => {
             function: {
               name: "f",
               parameters: { type: "object", properties: { s: { type: "string", format: "email" } } },
+              strict: true,
             },
           },
         ],

@@ -3,8 +3,10 @@ import type { ViewTool } from "../../../../schema/harness/tools-block.ts";
 import {
   checkJsonSchemaSubset,
   describeSchemaIssue,
+  type SchemaIssue,
   type SubsetSchema,
 } from "../../../../schema/tools/json-schema-subset.ts";
+import { relaxJsonSchema } from "../../../../schema/tools/relax-schema.ts";
 import { checkStrictSchema } from "../../../../schema/tools/strict-schema.ts";
 import {
   MAX_TOOLS,
@@ -17,9 +19,10 @@ import {
 /**
  * Function calling and structured outputs as both public APIs spell them, and what they become: the tools the
  * specialist's view shows (schema/harness/tools-block.ts) and the output constraint its answer is decoded
- * under (schema/wire/v2/output-constraint.ts). Schemas must be in molmesh's subset whatever `strict` says:
- * the engine always decodes under the grammar built from them, so arguments and structured output always
- * parse and validate; a schema outside it is a 400 naming the keyword. Optional properties are accepted
+ * under (schema/wire/v2/output-constraint.ts). The engine always decodes under the grammar built from a schema, so
+ * its structure must be in molmesh's subset whatever `strict` says (a 400 naming the keyword otherwise); without
+ * `strict: true`, value hints the grammar cannot hold (`format`, `pattern`, …) are dropped first, as OpenAI takes
+ * such schemas as guidance (schema/tools/relax-schema.ts). Optional properties are accepted
  * unless `strict: true` (as OpenAI does) and decoded as if required: an object with every property is valid
  * under the schema, and a grammar that may skip properties would need one branch per subset of them.
  */
@@ -33,15 +36,27 @@ const subsetSchemaField = z
   .record(z.string(), z.unknown())
   .transform((value, ctx): SubsetSchema => {
     const { $schema: _ignored, ...stripped } = value;
-    const check = checkJsonSchemaSubset(stripped, { rootObject: true });
-    if (check.ok) return check.schema;
+    const relaxed = relaxJsonSchema(stripped);
+    const check = checkJsonSchemaSubset(relaxed.schema, { rootObject: true });
+    if (check.ok) {
+      if (relaxed.dropped) relaxedAway.set(check.schema, relaxed.dropped);
+      return check.schema;
+    }
     ctx.addIssue({ code: "custom", message: describeSchemaIssue(check.issue) });
     return z.NEVER;
   })
   .openapi({
     description:
-      "A JSON Schema (type object) in molmesh's decodable subset: OpenAI's strict-mode keywords less pattern, format and multipleOf.",
+      "A JSON Schema (type object). Without strict, value hints a grammar cannot hold (format, pattern, multipleOf, …) " +
+      "are dropped; structure must be in molmesh's decodable subset (OpenAI's strict-mode keywords). With strict: " +
+      "true, OpenAI's strict rules and the subset as it is.",
   });
+
+/**
+ * What {@link relaxJsonSchema} dropped from a schema, by the schema it became: a `strict: true` tool or format is
+ * refused for it (the relaxation is for schemas sent as guidance; a strict one is a contract).
+ */
+const relaxedAway = new WeakMap<SubsetSchema, SchemaIssue>();
 
 /**
  * `strict: true` holds a schema to OpenAI's strict rules (every property required, no additional ones), with
@@ -54,6 +69,15 @@ function refineStrict(key: "parameters" | "schema", what: (name: string) => stri
   ): void => {
     const schema = value[key] as SubsetSchema | undefined;
     if (value.strict !== true || schema === undefined) return;
+    const dropped = relaxedAway.get(schema);
+    if (dropped) {
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `Invalid schema for ${what(value.name)}: ${describeSchemaIssue(dropped)}`,
+      });
+      return;
+    }
     const issue = checkStrictSchema(schema);
     if (issue) {
       ctx.addIssue({
