@@ -7,6 +7,7 @@ import {
   parseAdapterName,
   samplingSchema,
 } from "../wire/v2/index.ts";
+import { specialistOutputSchema, specialistToolPolicySchema } from "./specialist-output.ts";
 
 /** Literal version of the harness document; a change of shape gets a new one. */
 export const HARNESS_VERSION = "molmesh.harness.v1" as const;
@@ -91,6 +92,13 @@ export const specialistSettingsSchema = z.strictObject({
    * (tools, JSON): their grammar decides how an answer starts.
    */
   answerPrefix: answerPrefixSchema.optional(),
+  /**
+   * What its answers are decoded under when the request sets no output constraint (absent: free text). The
+   * request's own `response_format` or tools win: the client's contract comes first.
+   */
+  output: specialistOutputSchema.optional(),
+  /** What it may do with the request's function tools (absent: what the request says). */
+  tools: specialistToolPolicySchema.optional(),
   summary: summarySettingsSchema,
 });
 export type SpecialistSettings = z.infer<typeof specialistSettingsSchema>;
