@@ -224,12 +224,16 @@ export const turnProgramSchema = z
   });
 export type TurnProgram = z.infer<typeof turnProgramSchema>;
 
-/** The program of a harness that names none: route, answer, the genui check, then the summary in the background. */
+/**
+ * The program of a harness that names none: route, answer, the genui check, the output check, then the summary in the
+ * background.
+ */
 export const DEFAULT_TURN_PROGRAM: TurnProgram = {
   steps: [
     { kind: "route" },
     { kind: "answer" },
     { kind: "genui-check" },
+    { kind: "output-check" },
     { kind: "summary", background: true },
   ],
   stop: { maxSteps: 16 },
