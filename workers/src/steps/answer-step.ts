@@ -18,8 +18,9 @@ export interface AnswerOptions {
 
 /**
  * The turn's specialist answers from its own view: streamed from the node placement picks, continued by another
- * node if that one is lost mid-stream (workers/src/generate/stream-text.ts). Appends the `answer` event and makes it
- * the turn's answer. Throws the hop's typed error; the turn loop records it.
+ * node if that one is lost mid-stream (workers/src/generate/stream-text.ts), under the constraint of
+ * {@link answerConstraintFor}. Appends the `answer` event and makes it the turn's answer. Throws the hop's typed error;
+ * the turn loop records it.
  */
 export async function answerTurn(
   ctx: StepContext,
