@@ -8,6 +8,7 @@ import {
   samplingSchema,
 } from "../wire/v2/index.ts";
 import { GENUI_CONTRACT_VERSION } from "./genui-contract-prompt.ts";
+import { specialistOutputSchema, specialistToolPolicySchema } from "./specialist-output.ts";
 
 /** Literal version of the harness document; a change of shape gets a new one. */
 export const HARNESS_VERSION = "molmesh.harness.v1" as const;
@@ -106,6 +107,13 @@ export const specialistSettingsSchema = z.strictObject({
    * (tools, JSON): their grammar decides how an answer starts.
    */
   answerPrefix: answerPrefixSchema.optional(),
+  /**
+   * What its answers are decoded under when the request sets no output constraint (absent: free text). The
+   * request's own `response_format` or tools win: the client's contract comes first.
+   */
+  output: specialistOutputSchema.optional(),
+  /** What it may do with the request's function tools (absent: what the request says). */
+  tools: specialistToolPolicySchema.optional(),
   summary: summarySettingsSchema,
 });
 export type SpecialistSettings = z.infer<typeof specialistSettingsSchema>;
@@ -231,12 +239,16 @@ export const turnProgramSchema = z
   });
 export type TurnProgram = z.infer<typeof turnProgramSchema>;
 
-/** The program of a harness that names none: route, answer, the genui check, then the summary in the background. */
+/**
+ * The program of a harness that names none: route, answer, the genui check, the output check, then the summary in the
+ * background.
+ */
 export const DEFAULT_TURN_PROGRAM: TurnProgram = {
   steps: [
     { kind: "route" },
     { kind: "answer" },
     { kind: "genui-check" },
+    { kind: "output-check" },
     { kind: "summary", background: true },
   ],
   stop: { maxSteps: 16 },

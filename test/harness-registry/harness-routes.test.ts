@@ -94,6 +94,29 @@ describe("the harness registry's routes refuse bad input before the store", () =
     expect(error.message).toContain('unknown step kind "dance"');
   });
 
+  it("a specialist's output or tool policy that is malformed: 400 naming the field", async () => {
+    const { send } = createTestApp();
+    const withChat = (fields: Record<string, unknown>) => {
+      const document = doc();
+      const specialists = document.specialists as Record<string, object>;
+      document.specialists = { ...specialists, chat: { ...specialists["chat"], ...fields } };
+      return { document };
+    };
+    const extra = withChat({ output: { format: "json_object", strict: true } });
+    expect(await expectError(await send("POST", "/v1/harnesses", extra), 400)).toMatchObject({
+      code: "unknown_parameter",
+      param: "document.specialists.chat.output.strict",
+    });
+    const notObject = withChat({ output: { format: "json_schema", schema: [] } });
+    expect(await expectError(await send("POST", "/v1/harnesses", notObject), 400)).toMatchObject({
+      param: "document.specialists.chat.output.schema",
+    });
+    const badName = withChat({ tools: { mode: "auto", allow: ["ok", "not ok"] } });
+    expect(await expectError(await send("POST", "/v1/harnesses", badName), 400)).toMatchObject({
+      param: "document.specialists.chat.tools.allow[1]",
+    });
+  });
+
   it(`a document over ${MAX_HARNESS_DOCUMENT_BYTES} bytes of canonical JSON: 413`, async () => {
     const { send } = createTestApp();
     const document = doc();

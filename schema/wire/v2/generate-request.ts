@@ -47,6 +47,7 @@ export const grammarConstraintSchema = z.object({
   type: z.literal("grammar"),
   gbnf: z.string().min(1).max(MAX_GRAMMAR_CHARS),
 });
+export type GrammarConstraint = z.infer<typeof grammarConstraintSchema>;
 
 /**
  * What the output is decoded under: absent, free text; `choice` over labels; or an output constraint of the public

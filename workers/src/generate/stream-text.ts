@@ -6,6 +6,7 @@ import {
   WIRE_VERSION,
   toWireErrorPayload,
   type AnswerFinishReason,
+  type GrammarConstraint,
   type NodeFeature,
   type OutputConstraint,
   type SamplingInput,
@@ -25,6 +26,9 @@ export interface StreamProgress {
   streamedChars: number;
 }
 
+/** What an answer is decoded under: an output constraint of the public API, or a harness's GBNF grammar. */
+export type AnswerConstraint = OutputConstraint | GrammarConstraint;
+
 export interface StreamQuestion extends GenerateTarget {
   /** What the request is for: its id's middle part and its priority class. */
   purpose: "answer";
@@ -35,8 +39,8 @@ export interface StreamQuestion extends GenerateTarget {
   timeoutMs: number;
   signal: AbortSignal;
   onDelta: (delta: string) => void;
-  /** What the output is decoded under (tools, JSON); absent: free text. */
-  constraint?: OutputConstraint | undefined;
+  /** What the output is decoded under (tools, JSON, a grammar); absent: free text. */
+  constraint?: AnswerConstraint | undefined;
   /** Each slice of a function call's arguments, under a `tools` constraint. */
   onToolCallDelta?: (part: Pick<ToolCallDeltaPart, "index" | "id" | "name" | "argumentsDelta">) => void;
   /** Updated as the stream runs, and still telling after it threw. */
@@ -57,7 +61,7 @@ export interface StreamedText {
 }
 
 /** The node features output under `constraint` needs (node-status `NODE_FEATURES`). */
-export function requiredFeatures(constraint: OutputConstraint | undefined): NodeFeature[] {
+export function requiredFeatures(constraint: AnswerConstraint | undefined): NodeFeature[] {
   if (constraint === undefined) return [];
   if (constraint.type !== "tools") return [`output:${constraint.type}`];
   return constraint.choice === "auto" ? ["output:tools", "output:tools-auto"] : ["output:tools"];

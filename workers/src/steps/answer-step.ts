@@ -3,6 +3,7 @@ import type { TimelineEventOf } from "../db/timeline-event.ts";
 import { findSpecialist } from "../../../schema/harness/harness-settings.ts";
 import { renderToolCallText } from "../conversation/tool-turn-text.ts";
 import { streamText } from "../generate/stream-text.ts";
+import { answerConstraintFor } from "./answer-constraint.ts";
 import { defineStep, type StepContext } from "./step-kind.ts";
 
 export interface AnswerOptions {
@@ -17,8 +18,9 @@ export interface AnswerOptions {
 
 /**
  * The turn's specialist answers from its own view: streamed from the node placement picks, continued by another
- * node if that one is lost mid-stream (workers/src/generate/stream-text.ts). Appends the `answer` event and makes it
- * the turn's answer. Throws the hop's typed error; the turn loop records it.
+ * node if that one is lost mid-stream (workers/src/generate/stream-text.ts), under the constraint of
+ * {@link answerConstraintFor}. Appends the `answer` event and makes it the turn's answer. Throws the hop's typed error;
+ * the turn loop records it.
  */
 export async function answerTurn(
   ctx: StepContext,
@@ -30,6 +32,7 @@ export async function answerTurn(
   const specialist = findSpecialist(deps.harness, label);
   if (!specialist) throw new Error(`the harness has no specialist "${label}"`);
   const prompt = stages.timeSync("views", () => timeline.answerPrompt(label));
+  const constraint = answerConstraintFor(turn.constraint, specialist);
   // streamText keeps it current, so a turn that fails or is cancelled mid-stream is charged for what it got.
   const inflight = { nodeStarted: false, streamedChars: 0, promptChars: prompt.length };
   turn.inflight = inflight;
@@ -47,7 +50,7 @@ export async function answerTurn(
       sampling: { ...specialist.sampling, ...turn.sampling },
       timeoutMs: specialist.answerTimeoutMs,
       signal: ctx.signal,
-      constraint: turn.constraint,
+      constraint,
       progress: inflight,
       onDelta: (delta) => {
         if (options.stream) ctx.push({ type: "text-delta", delta });
@@ -71,6 +74,7 @@ export async function answerTurn(
   };
   ctx.append(answer);
   turn.answer = answer;
+  turn.answerConstraint = constraint;
   turn.answerStreamed = options.stream;
   turn.inflight = undefined;
   return answer;

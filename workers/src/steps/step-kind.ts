@@ -10,6 +10,7 @@ import type { Timeline } from "../conversation/timeline.ts";
 import type { TurnStreamPart } from "../conversation/turn-record.ts";
 import type { GenuiAnswerDeps } from "../conversation/validate-genui-answer.ts";
 import type { GenerateDeps } from "../generate/generate-deps.ts";
+import type { AnswerConstraint } from "../generate/stream-text.ts";
 import type { StageClock } from "../lib/stage-timings.ts";
 
 /**
@@ -40,13 +41,18 @@ export interface TurnState {
   readonly sampling?: SamplingOverrides | undefined;
   /** The turn's function tools (shown in the specialists' views). */
   readonly tools?: ViewTool[] | undefined;
-  /** What the answer is decoded under (tools, JSON schema, JSON object). */
+  /**
+   * What the request asks the answer to be decoded under (tools, JSON schema, JSON object); the specialist's harness
+   * settings narrow or fill it in (answer-constraint.ts).
+   */
   readonly constraint?: OutputConstraint | undefined;
   readonly apiOrigin?: string | undefined;
   /** The specialist the turn went to, once it opened (see {@link StepContext.open}). */
   label?: string;
   /** The turn's answer: its latest `answer` event (a repair's revision replaces the first). */
   answer?: TimelineEventOf<"answer">;
+  /** What {@link answer} was decoded under (absent: free text), for the steps that check it. */
+  answerConstraint?: AnswerConstraint | undefined;
   /** Whether the client has already received {@link answer} as it streamed; if not, it is sent when the turn ends. */
   answerStreamed?: boolean;
   /** The answer being generated: how far it got, which a turn that fails or is cancelled is charged by. */

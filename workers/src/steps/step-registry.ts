@@ -3,6 +3,7 @@ import type { HarnessDocument } from "../../../schema/harness/harness-document.t
 import { readTurnProgram, type TurnStop } from "../../../schema/harness/harness-settings.ts";
 import { answerStep } from "./answer-step.ts";
 import { genuiCheckStep } from "./genui-check-step.ts";
+import { outputCheckStep } from "./output-check-step.ts";
 import { routeStep } from "./route-step.ts";
 import type { StepKind } from "./step-kind.ts";
 import { summaryStep } from "./summary-step.ts";
@@ -19,6 +20,7 @@ export const DEFAULT_STEP_KINDS: StepRegistry = createStepRegistry([
   routeStep,
   answerStep,
   genuiCheckStep,
+  outputCheckStep,
   summaryStep,
 ]);
 

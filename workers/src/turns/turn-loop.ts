@@ -19,11 +19,12 @@
  *    lost mid-stream is replaced by one that continues the answer from the text streamed (generate/stream-text.ts).
  *    Appends `answer`.
  * 3. genui-check — a genui answer's `genui_validation` (validated, stored when valid, see validate-genui-answer.ts).
+ * 4. output-check — a JSON or tools answer's `step` verdicts: JSON output and tool arguments parse and validate.
  *
  * Then the loop ends the client's stream: `turn-finish`, or `turn_failed` (`turn-error`) when a step threw or the
  * program stopped without an answer, or `turn_cancelled`; nothing below is on the client's critical path. The
  * turn's webhook event goes to the outbox, the next turn may start, and the background steps run:
- * 4. summary — stored turns with an answer only: `summary` | `summary_failed`, then its webhook event.
+ * 5. summary — stored turns with an answer only: `summary` | `summary_failed`, then its webhook event.
  * Last, token charging: every hop's tokens against the tenant: the nodes' own figures, or for an answer that was
  * cancelled or failed (the node never sent them) an estimate, see {@link measureTurnCharge}; and the same hops, per
  * adapter, to the usage recorder under the turn's key and end user ({@link measureTurnUsage}).
