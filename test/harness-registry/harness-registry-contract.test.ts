@@ -49,9 +49,9 @@ describe("a harness document in the registry", () => {
     ["at the top", (d: Record<string, unknown>) => ({ ...d, extra: 1 }), [], "extra"],
     [
       "in the router",
-      (d: Record<string, unknown>) => ({ ...d, router: { ...(d.router as object), exemplars: [] } }),
+      (d: Record<string, unknown>) => ({ ...d, router: { ...(d.router as object), shots: [] } }),
       ["router"],
-      "exemplars",
+      "shots",
     ],
     [
       "in a specialist's sampling",

@@ -65,10 +65,10 @@ describe("the harness registry's routes refuse bad input before the store", () =
   it("an unknown key anywhere in the document: 400 naming the key", async () => {
     const { send } = createTestApp();
     const document = doc();
-    document.router = { ...(document.router as object), exemplars: ["x"] };
+    document.router = { ...(document.router as object), shots: ["x"] };
     const error = await expectError(await send("POST", "/v1/harnesses", { document }), 400);
-    expect(error).toMatchObject({ code: "unknown_parameter", param: "document.router.exemplars" });
-    expect(error.message).toContain("exemplars");
+    expect(error).toMatchObject({ code: "unknown_parameter", param: "document.router.shots" });
+    expect(error.message).toContain("shots");
     const top = await expectError(await send("POST", "/v1/harnesses", { document: doc(), colour: 1 }), 400);
     expect(top).toMatchObject({ code: "unknown_parameter", param: "colour" });
   });
