@@ -72,9 +72,14 @@ async function launch(ports?: { edge?: number }, options: { viaNpm?: boolean } =
   const seen = new Map<number, string>();
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   // Descendants are polled while the launcher lives: once it is gone, its orphans can no longer be found by parent.
+  // Each poll reads every live descendant's name again: a process caught between fork and exec still has its
+  // parent's name (`node` for nats-server spawned from the launcher), and a name read once would keep it for good.
   const poll = setInterval(() => {
     if (child.pid === undefined) return;
-    for (const pid of listDescendants(child.pid)) if (!seen.has(pid)) seen.set(pid, commandName(pid));
+    for (const pid of listDescendants(child.pid)) {
+      const name = commandName(pid);
+      if (name !== "?" || !seen.has(pid)) seen.set(pid, name);
+    }
   }, 100);
   void exited.then(() => clearInterval(poll));
   const started: Launch = { child, output, ports: Object.values(portEnv), seen, exited };
