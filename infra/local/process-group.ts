@@ -9,6 +9,17 @@ import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process"
 /** Group leaders spawned by this process whose groups may still have members; killed on exit (see below). */
 const liveGroups = new Set<number>();
 
+/** Told of each group as it is tracked and as it is seen gone: the reaper and the leftovers record (start-mesh.ts). */
+export interface GroupWatcher {
+  watch(pgid: number, command: string): void;
+  forget(pgid: number): void;
+}
+const watchers: GroupWatcher[] = [];
+
+export function addGroupWatcher(watcher: GroupWatcher): void {
+  watchers.push(watcher);
+}
+
 /** `spawn` with the child as the leader of a new process group (and session: `detached`). */
 export function spawnGroupLeader(
   command: string,
@@ -20,8 +31,18 @@ export function spawnGroupLeader(
 
 /** Counts a child spawned with `detached: true` among the groups {@link killAllGroupsNow} kills. */
 export function trackGroup<T extends ChildProcess>(child: T): T {
-  if (child.pid !== undefined) liveGroups.add(child.pid);
+  const pgid = child.pid;
+  if (pgid !== undefined) {
+    liveGroups.add(pgid);
+    const command = child.spawnfile.split("/").at(-1) ?? child.spawnfile;
+    for (const watcher of watchers) watcher.watch(pgid, command);
+  }
   return child;
+}
+
+function untrack(pgid: number): void {
+  if (!liveGroups.delete(pgid)) return;
+  for (const watcher of watchers) watcher.forget(pgid);
 }
 
 /** Sends `signal` to every process of the group `pgid`; false when none is left (ESRCH). */
@@ -31,7 +52,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ESRCH") {
-      liveGroups.delete(pgid);
+      untrack(pgid);
       return false;
     }
     throw error;
@@ -66,6 +87,33 @@ export async function stopGroup(child: ChildProcess, graceMs: number): Promise<v
   await leaderExited;
   // A member killed by SIGKILL disappears from the group a moment after the signal.
   for (let i = 0; i < 40 && signalGroup(pgid, 0); i++) await sleep(25);
+}
+
+/**
+ * Stops groups this process did not start (a killed run's leftovers): SIGTERM, then SIGKILL after `graceMs`;
+ * resolves once none is left.
+ */
+export async function stopForeignGroups(pgids: readonly number[], graceMs: number): Promise<void> {
+  const alive = (pgid: number) => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const send = (pgid: number, signal: NodeJS.Signals) => {
+    try {
+      process.kill(-pgid, signal);
+    } catch {
+      // Gone already.
+    }
+  };
+  for (const pgid of pgids) send(pgid, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && pgids.some(alive)) await sleep(50);
+  for (const pgid of pgids.filter(alive)) send(pgid, "SIGKILL");
+  for (let i = 0; i < 40 && pgids.some(alive); i++) await sleep(25);
 }
 
 /**

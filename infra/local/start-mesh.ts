@@ -6,7 +6,9 @@ import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { checkFreePorts, type NeededPort } from "./check-free-ports.ts";
-import { killAllGroupsNow, stopGroup } from "./process-group.ts";
+import { startGroupReaper, type GroupReaper } from "./group-reaper.ts";
+import { createGroupRecord, findLeftovers } from "./leftover-groups.ts";
+import { addGroupWatcher, killAllGroupsNow, stopForeignGroups, stopGroup } from "./process-group.ts";
 import { join } from "node:path";
 import {
   FIXTURE_MODEL_PATH,
@@ -52,7 +54,11 @@ const children: ChildProcess[] = [];
 let stopping: Promise<never> | undefined;
 let edge: EdgeProcess | undefined;
 /** Filled in as the start goes on; the stop stops what is there. */
-const started: { nats?: NatsServerProcess } = {};
+const started: {
+  nats?: NatsServerProcess;
+  /** Stops this run's groups if it is killed without the chance to (group-reaper.ts); started before the first. */
+  reaper?: GroupReaper;
+} = {};
 
 /** Stops the edge first (no new turns), then the GPU nodes (they drain), then NATS; every one by process group. */
 const shutdown = (code: number): Promise<never> => (stopping ??= stop(code));
@@ -71,6 +77,7 @@ async function stop(code: number): Promise<never> {
   await edge?.stop();
   await Promise.all(children.map((child) => stopGroup(child, 15_000)));
   await started.nats?.stop();
+  started.reaper?.release();
   say("stopped");
   process.exit(code);
 }
@@ -138,6 +145,44 @@ if (npmProcess !== undefined) {
     }
   }, 500).unref();
 }
+
+/**
+ * What an earlier run of this checkout (this state directory) left running is stopped first, and said so; a launcher
+ * of it that still runs is left alone, and this one does not start beside it (they would share its stores).
+ */
+await mkdir(stateDir, { recursive: true });
+const groupRecordPath = join(stateDir, "launcher-groups.json");
+const leftovers = findLeftovers(groupRecordPath);
+if (leftovers.running) {
+  complain(
+    `cannot start: another launcher (pid ${leftovers.launcherPid}) runs with the state directory ${stateDir}; ` +
+      "stop it first, or give this one its own MOL_STATE_DIR",
+  );
+  process.exit(1);
+}
+if (leftovers.groups.length > 0) {
+  const listed = leftovers.groups.map((group) => `pid ${group.pgid} ${group.command}`).join(", ");
+  say(`found processes left by an earlier run that did not stop them (${listed}); stopping them`);
+  await stopForeignGroups(
+    leftovers.groups.map((group) => group.pgid),
+    5_000,
+  );
+}
+// From here on every group this run starts is recorded for the next run, and watched by the reaper, which stops
+// them if this process is killed without a chance to (SIGKILL).
+const groupRecord = createGroupRecord(groupRecordPath);
+const groupReaper = startGroupReaper();
+started.reaper = groupReaper;
+addGroupWatcher({
+  watch(pgid, command) {
+    groupReaper.watch(pgid);
+    groupRecord.add(pgid, command);
+  },
+  forget(pgid) {
+    groupReaper.forget(pgid);
+    groupRecord.remove(pgid);
+  },
+});
 
 const metricsPorts = metricsPort > 0 ? Array.from({ length: nodeCount }, (_, i) => metricsPort + i) : [];
 const neededPorts: NeededPort[] = [

@@ -18,6 +18,8 @@ interface Launch {
   /** Every descendant seen while the launcher lived: pid → command name. */
   seen: Map<number, string>;
   exited: Promise<number | null>;
+  stateDir: string;
+  portEnv: Record<string, number>;
 }
 
 const launches: Launch[] = [];
@@ -33,6 +35,14 @@ afterEach(async () => {
   await Promise.all(stateDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
 function commandName(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
@@ -41,10 +51,14 @@ function commandName(pid: number): string {
   }
 }
 
-async function launch(ports?: { edge?: number }, options: { viaNpm?: boolean } = {}): Promise<Launch> {
-  const stateDir = await mkdtemp(join(tmpdir(), "molmesh-launcher-"));
+async function launch(
+  ports?: { edge?: number },
+  options: { viaNpm?: boolean; again?: Launch } = {},
+): Promise<Launch> {
+  // `again`: the same checkout started again, on the same state directory and ports.
+  const stateDir = options.again?.stateDir ?? (await mkdtemp(join(tmpdir(), "molmesh-launcher-")));
   stateDirs.push(stateDir);
-  const portEnv = {
+  const portEnv = options.again?.portEnv ?? {
     MOL_NATS_PORT: await findFreePort(),
     MOL_NATS_WS_PORT: await findFreePort(),
     MOL_EDGE_PORT: ports?.edge ?? (await findFreePort()),
@@ -82,7 +96,7 @@ async function launch(ports?: { edge?: number }, options: { viaNpm?: boolean } =
     }
   }, 100);
   void exited.then(() => clearInterval(poll));
-  const started: Launch = { child, output, ports: Object.values(portEnv), seen, exited };
+  const started: Launch = { child, output, ports: Object.values(portEnv), seen, exited, stateDir, portEnv };
   launches.push(started);
   return started;
 }
@@ -147,8 +161,12 @@ describe("the local launcher (npm start)", () => {
     ]);
     started.child.kill("SIGINT");
 
-    await expectAllGone(started, 30_000);
     expect(await started.exited).toBe(0);
+    // It returns only once every port is free: a supervisor restarting it at once finds them so.
+    await expect(
+      checkFreePorts(started.ports.map((port) => ({ port, what: "test" }))),
+    ).resolves.toBeUndefined();
+    await expectAllGone(started, 30_000);
     expect(started.output.stdout).toContain("[molmesh] stopped");
   }, 300_000);
 
@@ -171,6 +189,45 @@ describe("the local launcher (npm start)", () => {
     await expectAllGone(started, 60_000);
     expect([...started.seen.values()]).toContain("nats-server");
     expect(started.output.stderr).not.toContain("crashed");
+  }, 300_000);
+
+  it("takes every child with it when it is killed by SIGKILL, within 5 s", async () => {
+    const started = await launch();
+    await untilLaunched(started, { text: "[molmesh] ready:", what: "the ready line" }, [
+      "nats-server",
+      "workerd",
+      "node",
+    ]);
+    const children = [...started.seen.keys()];
+    started.child.kill("SIGKILL");
+
+    await expectAllGone(started, 5_000);
+    expect(children.filter(isAlive)).toEqual([]);
+  }, 300_000);
+
+  it("a start after a run killed with its reaper reports what that run left, stops it and starts", async () => {
+    const first = await launch();
+    await untilLaunched(first, { text: "[molmesh] ready:", what: "the ready line" }, [
+      "nats-server",
+      "workerd",
+    ]);
+    // The reaper too: nothing of the first run is left to clean up after it.
+    const reaper = [...first.seen.keys()].find((pid) => commandLine(pid).includes("group-reaper-process"));
+    expect(reaper).toBeDefined();
+    process.kill(reaper ?? 0, "SIGKILL");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const leftovers = [...first.seen].filter(([pid]) => isAlive(pid));
+    expect(leftovers.map(([, name]) => name)).toContain("nats-server");
+
+    const second = await launch(undefined, { again: first });
+    await untilLaunched(second, { text: "[molmesh] ready:", what: "the ready line" }, ["nats-server"]);
+    expect(second.output.stdout).toMatch(
+      /found processes left by an earlier run that did not stop them \(pid \d+ nats-server/,
+    );
+    expect(leftovers.filter(([pid]) => isAlive(pid))).toEqual([]);
+    second.child.kill("SIGINT");
+    await expectAllGone(second, 30_000);
   }, 300_000);
 
   it("refuses to start on a port another process holds, naming the port and the holder", async () => {
