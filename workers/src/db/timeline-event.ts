@@ -6,7 +6,7 @@ import {
   wireErrorCodeSchema,
 } from "../../../schema/wire/v2/index.ts";
 import { answerTakeoverSchema, placementSchema } from "../../../schema/api/hop-facts.ts";
-import { molHarnessSchema } from "../../../schema/api/mol.ts";
+import { molHarnessChoiceSchema } from "../../../schema/api/mol.ts";
 
 export {
   answerTakeoverSchema,
@@ -44,6 +44,8 @@ const hopFactsSchema = z.object({
   nodeTimings: timingsSchema,
   edgeTimings: edgeHopTimingsSchema,
   placement: placementSchema.optional(),
+  /** The adapter revision the node reported serving (its content fingerprint); absent on hops stored before. */
+  revision: z.string().optional(),
 });
 export type HopFacts = z.infer<typeof hopFactsSchema>;
 
@@ -76,7 +78,7 @@ export const userMessageEventSchema = z.object({
   /** Content hash of the harness document this turn runs under. */
   harnessHash: z.string(),
   /** How that harness was chosen (`mol.harness` less the hash); absent on turns stored before the registry. */
-  harness: molHarnessSchema.omit({ hash: true }).optional(),
+  harness: molHarnessChoiceSchema.optional(),
   /** Forced specialist (chat completions `model: "mol:<label>"`); skips the route hop. */
   forcedLabel: z.string().optional(),
   response: responseEchoSchema.optional(),
@@ -141,6 +143,8 @@ export const routeDecisionEventSchema = z.object({
   /** Present when the router answered. */
   router: hopFactsSchema
     .extend({
+      /** The router adapter as the harness named it (`label` or `label@<rev>`); absent on hops stored before. */
+      adapter: z.string().optional(),
       rawText: z.string(),
       /** The engine's probability of the router's label, when it gave one. */
       confidence: z.number().min(0).max(1).optional(),
