@@ -164,6 +164,38 @@ describe("the harness a turn runs under", () => {
     expect(overridden.harnessHash).toBe(v1);
   });
 
+  it("keeps an untouched adapter's KV across a harness change; a changed one is prefilled again", async () => {
+    type HopUsage = { promptTokens: number; cachedPromptTokens: number };
+    const push = async (document: HarnessDocument) =>
+      (await readJson<{ hash: string }>(await mesh.api("/v1/harnesses", { json: { document } }))).hash;
+    const a = await push(variant("kv"));
+    const chat = DEFAULT_HARNESS.specialists.chat;
+    if (!chat) throw new Error("the default harness has no chat specialist");
+    const b = await push({
+      ...variant("kv"),
+      specialists: { ...DEFAULT_HARNESS.specialists, chat: { ...chat, systemPrompt: "Chat, changed." } },
+    });
+    const conversation = await newConversation();
+    const answer = async (model: string, pin: string): Promise<HopUsage> => {
+      const response = await mesh.api("/v1/responses", {
+        json: { conversation, model, input: "tell me more", max_output_tokens: 4 },
+        headers: { "x-mol-harness": pin },
+      });
+      const mol = (await readJson<{ mol: Mol & { usage: { answer?: HopUsage } } }>(response)).mol;
+      expect(mol.harnessHash).toBe(pin);
+      if (!mol.usage.answer) throw new Error("no answer usage");
+      return mol.usage.answer;
+    };
+    const codingA = await answer("mol:coding", a);
+    const chatA = await answer("mol:chat", a);
+    // B leaves coding's part alone: its prompt under B extends its last one under A, on the node's warm slot.
+    const codingB = await answer("mol:coding", b);
+    expect(codingB.cachedPromptTokens).toBeGreaterThanOrEqual(codingA.promptTokens - 8);
+    // Chat's system line changed: its prompt shares only what comes before that line with its last one.
+    const chatB = await answer("mol:chat", b);
+    expect(chatB.cachedPromptTokens).toBeLessThan(chatA.promptTokens - 8);
+  });
+
   it("never another tenant's: its pin is a 404 and nothing is stored; without a label it is the default", async () => {
     const conversation = await newConversation({}, keyB);
     const refused = await readJson<Envelope>(
