@@ -52,7 +52,7 @@ function binomialBounds(n: number, p: number, alpha: number): [number, number] {
 
 /**
  * The default harness with a tagged router prompt, and summaries of 1 token: every turn's summary still runs (and
- * lands in the timeline), but the node spends next to nothing on it: the 600 turns take about a minute on a
+ * lands in the timeline), but the node spends next to nothing on it: the 600 turns take under a minute on a
  * 2-core box instead of about four.
  */
 const variant = (tag: string): HarnessDocument => ({
