@@ -52,13 +52,35 @@ export type MolGenui = z.infer<typeof molGenuiSchema>;
  */
 export const molHarnessSourceSchema = z.enum(["request", "conversation", "label", "default"]);
 
-export const molHarnessSchema = z.object({
-  hash: z.string(),
+/** A hop of the turn and the adapter it ran on: the name the harness asked for and the revision the node served. */
+export const molHarnessAdapterSchema = z.object({
+  /** `answer` once per answer: a repair step's answer is listed after the one it revises. */
+  hop: z.enum(["route", "answer", "summary"]),
+  /** As the harness names it: `label` (the node's default revision of it) or `label@<rev>` (exactly that one). */
+  adapter: z.string(),
+  /** The content fingerprint of what the node served; null on hops stored before nodes' revisions were kept. */
+  revision: z.string().nullable(),
+});
+export type MolHarnessAdapter = z.infer<typeof molHarnessAdapterSchema>;
+
+/** How the turn's harness was chosen: kept on the turn's user message (the adapters come from its hops). */
+export const molHarnessChoiceSchema = z.object({
   /** The label it was chosen through; null for a hash pin and the default. */
   label: z.string().nullable(),
   /** Which version of the label: null where no label chose it. */
   arm: z.enum(["production", "canary"]).nullable(),
   source: molHarnessSourceSchema,
+});
+
+export type MolHarnessChoice = z.infer<typeof molHarnessChoiceSchema>;
+
+export const molHarnessSchema = molHarnessChoiceSchema.extend({
+  hash: z.string(),
+  /**
+   * The hops the turn ran so far, in order (route, answer, any repair answer, the summary once it has landed):
+   * which adapter each asked for and which revision served it. A forced specialist has no route hop.
+   */
+  adapters: z.array(molHarnessAdapterSchema),
 });
 export type MolHarness = z.infer<typeof molHarnessSchema>;
 

@@ -5,41 +5,35 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMolmesh } from "../../infra/cli/run-molmesh.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
-import { addressHarnessDocument } from "../../schema/harness/harness-registry.ts";
-import {
-  createHarnessChooser,
-  type HarnessRegistryReader,
-} from "../../workers/src/harness-registry/choose-turn-harness.ts";
-import type {
-  HarnessLabel,
-  HarnessVersion,
-} from "../../workers/src/harness-registry/harness-registry-store.ts";
-import { IsolateCache } from "../../workers/src/lib/isolate-cache.ts";
+import { pickCanaryArm, readCanaryBucket } from "../../schema/harness/harness-registry.ts";
 import { createTextBuffer } from "../cli/text-buffer.ts";
 import { readJson } from "../harness/read-json.ts";
-import { TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
+import { TEST_ADMIN_TOKEN, TEST_API_KEY, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 
 /**
- * Issue 27's split test: label `production` with a 50 % canary, run 200 conversations × 3 turns; the split is
- * within binomial bounds, each conversation stays on one version, every turn records its hash; a rollback moves
- * new turns at once. In two parts, so that it stays well under 90 s on a 2-core box:
+ * The split test, end to end: a real edge (workerd with local D1 via `wrangler dev`) and a real GPU node
+ * (llama.cpp on the tiny model). Two versions are pushed and `production` is labelled with a 50 % canary (with
+ * the CLI, over HTTP); then 200 conversations × 3 turns, each turn a forced specialist (`mol:chat`) with 1 output
+ * token, {@link WIDTH} conversations at a time:
  *
- * 1. The 200 × 3 turns through the edge's own chooser (`createHarnessChooser`, what every turn calls) over an
- *    in-memory registry: the canary's count of the 200 conversations lies within the exact two-sided binomial
- *    bounds at alpha 1e-6 (n = 200, p = 0.5: 66 ≤ k ≤ 134; P(k ≤ 65) = 4.2e-7), each conversation's 3 turns get
- *    one hash, and after the label moves back every conversation's next turn is on production. The keys are
- *    fixed (`conv_split_<i>`), so the count is the same every run.
- * 2. A smaller run through a real edge and GPU node (llama.cpp on the tiny model): 40 conversations × 2 turns
- *    with a forced specialist (`mol:chat`) and 1 output token, the label set and rolled back with the CLI
- *    (`molmesh harness push|label|rollback` over HTTP). Each turn's `mol.harnessHash` and the assistant items
- *    stored in the conversation name the arm's version, both turns the same one; the turn right after the
- *    rollback (no wait for the label cache's TTL: the move went through this edge) is on the rolled-back label.
- *    Its split over 40 is checked only loosely (both arms seen); the bound is part 1's.
+ * - the canary's share of the 200 conversations lies within the exact two-sided binomial bounds at alpha 1e-6
+ *   (n = 200, p = 0.5: 66 ≤ k ≤ 134), and each conversation is on the arm its bucket says (`pickCanaryArm`);
+ * - each conversation's 3 turns run under one version, and every turn records its hash: in the response's `mol`
+ *   and in what is stored (the conversation's assistant items, and the response read back by id);
+ * - a request's pin overrides the label for that turn only;
+ * - a rollback (through this edge, so no wait for the label cache's TTL) moves every canary conversation's next
+ *   turn to production at once;
+ * - another tenant's key sees none of it: 404 on both versions, their diff, the label and a pin to either hash.
+ *
+ * Conversation ids are random, so the canary's count differs run to run; one outside the bounds has probability
+ * under 1e-6.
  */
 
 const CONVERSATIONS = 200;
 const TURNS = 3;
 const ALPHA = 1e-6;
+/** Conversations in flight at once: enough to keep the node busy, few enough for a 2-core box. */
+const WIDTH = 8;
 
 /** The exact two-sided acceptance region [lo, hi] of Binomial(n, p): each tail outside it has probability ≤ alpha / 2. */
 function binomialBounds(n: number, p: number, alpha: number): [number, number] {
@@ -56,80 +50,28 @@ function binomialBounds(n: number, p: number, alpha: number): [number, number] {
   return [lo, hi];
 }
 
+/**
+ * The default harness with a tagged router prompt, and summaries of 1 token: every turn's summary still runs (and
+ * lands in the timeline), but the node spends next to nothing on it: the 600 turns take under a minute on a
+ * 2-core box instead of about four.
+ */
 const variant = (tag: string): HarnessDocument => ({
   ...DEFAULT_HARNESS,
   router: { ...DEFAULT_HARNESS.router, systemPrompt: `${DEFAULT_HARNESS.router.systemPrompt} (${tag})` },
+  specialists: Object.fromEntries(
+    Object.entries(DEFAULT_HARNESS.specialists).map(([label, specialist]) => [
+      label,
+      { ...specialist, summary: { ...specialist.summary, maxTokens: 1 } },
+    ]),
+  ),
 });
 
-describe("a production label with a 50 % canary, through the edge's chooser", () => {
-  it("splits 200 conversations × 3 turns within binomial bounds, sticky, and a rollback moves new turns", async () => {
-    expect(binomialBounds(CONVERSATIONS, 0.5, ALPHA)).toEqual([66, 134]);
-    const [v1, v2] = await Promise.all([
-      addressHarnessDocument(variant("v1")),
-      addressHarnessDocument(variant("v2")),
-    ]);
-    const versions = new Map<string, HarnessVersion>(
-      [v1, v2].map((address) => [
-        address.hash,
-        {
-          hash: address.hash,
-          scope: "tenant",
-          document: address.canonical,
-          bytes: address.bytes,
-          parent: null,
-          message: null,
-          createdBy: "key_1",
-          createdAt: 0,
-        },
-      ]),
-    );
-    let production: HarnessLabel = {
-      tenantId: "t",
-      name: "production",
-      guard: null,
-      harness: v1.hash,
-      canary: { harness: v2.hash, percent: 50 },
-      revision: 2,
-      updatedBy: "key_1",
-      updatedAt: 0,
-    };
-    const reader: HarnessRegistryReader = {
-      getVersion: (_tenant, hash) => Promise.resolve(versions.get(hash)),
-      getLabel: (_tenant, name) => Promise.resolve(name === "production" ? production : undefined),
-    };
-    const choose = createHarnessChooser(reader, new IsolateCache(() => 0, 60_000), (message) => {
-      throw new Error(message);
-    });
-
-    const hashes = new Map<string, string>();
-    for (let turn = 0; turn < TURNS; turn++) {
-      for (let i = 0; i < CONVERSATIONS; i++) {
-        const conversationKey = `conv_split_${i}`;
-        const chosen = await choose({ tenantId: "t", conversationKey });
-        if (!chosen) throw new Error("the production label chose nothing");
-        expect(chosen.choice).toMatchObject({ label: "production", source: "label" });
-        expect(chosen.harnessHash).toBe(chosen.choice.arm === "canary" ? v2.hash : v1.hash);
-        // Sticky: every turn of a conversation gets the hash its first turn got.
-        expect(hashes.get(conversationKey) ?? chosen.harnessHash).toBe(chosen.harnessHash);
-        hashes.set(conversationKey, chosen.harnessHash);
-      }
-    }
-    const canary = [...hashes.values()].filter((hash) => hash === v2.hash).length;
-    expect(canary).toBeGreaterThanOrEqual(66);
-    expect(canary).toBeLessThanOrEqual(134);
-
-    production = { ...production, canary: null, revision: 3 };
-    for (const conversationKey of hashes.keys()) {
-      const chosen = await choose({ tenantId: "t", conversationKey });
-      expect(chosen?.harnessHash).toBe(v1.hash);
-      expect(chosen?.choice.arm).toBe("production");
-    }
-  });
-});
-
-type Mol = { harnessHash: string; harness?: { hash: string; label: string | null; arm: string | null } };
+type MolHarness = { hash: string; label: string | null; arm: string | null; source: string };
+type Mol = { harnessHash: string; harness?: MolHarness };
+type Envelope = { error: { code: string; param: string | null } };
 
 let mesh: TestMesh;
+let keyB: string;
 
 /** The CLI in this process against the real edge, over HTTP. */
 async function cli(...argv: string[]): Promise<string> {
@@ -149,24 +91,23 @@ async function cli(...argv: string[]): Promise<string> {
   return stdout.text();
 }
 
-const call = async (path: string, json?: unknown): Promise<unknown> =>
-  readJson<unknown>(await mesh.api(path, json === undefined ? {} : { json }));
+const call = async <T>(path: string, json?: unknown): Promise<T> =>
+  readJson<T>(await mesh.api(path, json === undefined ? {} : { json }));
 
-const turn = async (conversation: string): Promise<Mol> =>
-  (
-    (await call("/v1/responses", {
-      conversation,
-      model: "mol:chat",
-      input: "hi",
-      max_output_tokens: 1,
-    })) as { mol: Mol }
-  ).mol;
+/** One turn of 1 token on the forced `chat` specialist; its response id and `mol`. */
+const turn = async (conversation: string, headers: Record<string, string> = {}) =>
+  readJson<{ id: string; mol: Mol }>(
+    await mesh.api("/v1/responses", {
+      json: { conversation, model: "mol:chat", input: "hi", max_output_tokens: 1 },
+      headers,
+    }),
+  );
 
 /** The hashes the conversation's assistant items recorded, oldest first. */
 async function recordedHashes(conversation: string): Promise<string[]> {
-  const items = (await call(`/v1/conversations/${conversation}/items?order=asc&limit=100`)) as {
-    data: { role?: string; mol?: Mol }[];
-  };
+  const items = await call<{ data: { role?: string; mol?: Mol }[] }>(
+    `/v1/conversations/${conversation}/items?order=asc&limit=100`,
+  );
   return items.data.filter((item) => item.role === "assistant").map((item) => item.mol?.harnessHash ?? "");
 }
 
@@ -180,16 +121,28 @@ async function eachLimited<T>(items: readonly T[], width: number, run: (item: T)
   );
 }
 
-describe("the same split through a real edge, set and rolled back with the CLI", () => {
-  beforeAll(async () => {
-    mesh = await startTestMesh();
-  }, 180_000);
-  afterAll(async () => {
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
-    await mesh?.stop();
+beforeAll(async () => {
+  // More slots and waiting room than the default test node: WIDTH conversations' answers and summaries at once.
+  mesh = await startTestMesh({
+    adminToken: TEST_ADMIN_TOKEN,
+    nodeOptions: { slotsPerAdapter: 4, maxWaitingPerAdapter: 4 * WIDTH },
   });
+  const admin = (path: string, json: unknown) => mesh.api(path, { json, token: TEST_ADMIN_TOKEN });
+  const tenant = await readJson<{ id: string }>(await admin("/v1/admin/tenants", { name: "tenant b" }));
+  keyB = (
+    await readJson<{ key: string }>(
+      await admin(`/v1/admin/tenants/${tenant.id}/keys`, { scopes: ["conversations", "responses"] }),
+    )
+  ).key;
+}, 180_000);
+afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
+  await mesh?.stop();
+});
 
-  it("40 conversations × 2 turns stay on their arm and record its hash; the rollback moves the next turn", async () => {
+describe("a production label with a 50 % canary, through a real edge and D1", () => {
+  it("splits 200 conversations × 3 turns within binomial bounds, sticky and recorded; pins, rollback, tenancy", async () => {
+    expect(binomialBounds(CONVERSATIONS, 0.5, ALPHA)).toEqual([66, 134]);
     const dir = await mkdtemp(join(tmpdir(), "molmesh-split-"));
     await writeFile(join(dir, "v1.json"), JSON.stringify(variant("e2e v1")));
     await writeFile(join(dir, "v2.json"), JSON.stringify(variant("e2e v2")));
@@ -198,30 +151,85 @@ describe("the same split through a real edge, set and rolled back with the CLI",
     await cli("harness", "label", "production", v1);
     await cli("harness", "label", "production", v1, "--canary", v2, "--percent", "50");
 
-    const conversations = await Promise.all(
-      Array.from({ length: 40 }, async () => ((await call("/v1/conversations", {})) as { id: string }).id),
-    );
-    const arms = new Map<string, string>();
-    await eachLimited(conversations, 4, async (conversation) => {
-      const first = await turn(conversation);
-      const second = await turn(conversation);
-      expect(first.harness?.label).toBe("production");
-      expect(first.harnessHash).toBe(first.harness?.arm === "canary" ? v2 : v1);
-      expect(second.harnessHash).toBe(first.harnessHash);
-      expect(await recordedHashes(conversation)).toEqual([first.harnessHash, first.harnessHash]);
-      arms.set(conversation, first.harnessHash);
+    const conversations: string[] = [];
+    await eachLimited(Array.from({ length: CONVERSATIONS }), WIDTH, async () => {
+      conversations.push((await call<{ id: string }>("/v1/conversations", {})).id);
     });
-    expect(new Set(arms.values())).toEqual(new Set([v1, v2]));
+    const arms = new Map<string, string>();
+    const started = performance.now();
+    await eachLimited(conversations, WIDTH, async (conversation) => {
+      const arm = pickCanaryArm(await readCanaryBucket("dev", conversation), 50);
+      const expected = { hash: arm === "canary" ? v2 : v1, label: "production", arm, source: "label" };
+      const ids: string[] = [];
+      for (let i = 0; i < TURNS; i++) {
+        const { id, mol } = await turn(conversation);
+        expect(mol.harness).toMatchObject(expected);
+        expect(mol.harnessHash).toBe(expected.hash);
+        ids.push(id);
+      }
+      expect(await recordedHashes(conversation)).toEqual(Array<string>(TURNS).fill(expected.hash));
+      const stored = await call<{ mol: Mol }>(`/v1/responses/${ids.at(-1) ?? ""}`);
+      expect(stored.mol.harness).toMatchObject(expected);
+      arms.set(conversation, expected.hash);
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const canary = [...arms.values()].filter((hash) => hash === v2).length;
+    console.info(
+      `split: ${String(CONVERSATIONS * TURNS)} turns in ${seconds.toFixed(1)} s; canary ${String(canary)}/${String(CONVERSATIONS)}`,
+    );
+    expect(canary).toBeGreaterThanOrEqual(66);
+    expect(canary).toBeLessThanOrEqual(134);
 
+    // A request's pin wins over the label for its turn; the next unpinned turn is on the arm again.
+    const onProduction = conversations.find((conversation) => arms.get(conversation) === v1) ?? "";
+    const pinned = await turn(onProduction, { "x-mol-harness": v2 });
+    expect(pinned.mol.harness).toMatchObject({ hash: v2, label: null, arm: null, source: "request" });
+    expect((await recordedHashes(onProduction)).at(-1)).toBe(v2);
+    expect((await turn(onProduction)).mol.harness?.hash).toBe(v1);
+
+    // The rollback went through this edge: every canary conversation's next turn is on production at once.
     expect(await cli("harness", "rollback", "production", "--reason", "split test")).toContain(
       `production → ${v1}  revision 3`,
     );
     const onCanary = conversations.filter((conversation) => arms.get(conversation) === v2);
-    await eachLimited(onCanary, 4, async (conversation) => {
-      const third = await turn(conversation);
-      expect(third.harness).toMatchObject({ hash: v1, label: "production", arm: "production" });
-      expect((await recordedHashes(conversation))[2]).toBe(v1);
+    await eachLimited(onCanary, WIDTH, async (conversation) => {
+      const { mol } = await turn(conversation);
+      expect(mol.harness).toMatchObject({
+        hash: v1,
+        label: "production",
+        arm: "production",
+        source: "label",
+      });
+      expect((await recordedHashes(conversation))[TURNS]).toBe(v1);
     });
     expect(await cli("harness", "history", "production")).toMatch(/^hlm_\d+ {2}r3 .* rollback: split test\n/);
-  });
+
+    // Another tenant sees none of it.
+    const asB = (path: string, init: RequestInit & { json?: unknown } = {}) =>
+      mesh.api(path, { ...init, token: keyB });
+    for (const hash of [v1, v2]) {
+      const missing = await readJson<Envelope>(await asB(`/v1/harnesses/${hash}`), 404);
+      expect(missing.error.code).toBe("harness_not_found");
+    }
+    await readJson<Envelope>(await asB(`/v1/harnesses/${v1}/diff/${v2}`), 404);
+    const label = await readJson<Envelope>(await asB("/v1/harness-labels/production"), 404);
+    expect(label.error.code).toBe("harness_label_not_found");
+    const conversationB = (await readJson<{ id: string }>(await asB("/v1/conversations", { json: {} }))).id;
+    for (const hash of [v1, v2]) {
+      const refused = await readJson<Envelope>(
+        await asB("/v1/responses", {
+          json: { conversation: conversationB, model: "mol:chat", input: "hi", max_output_tokens: 1 },
+          headers: { "x-mol-harness": hash },
+        }),
+        404,
+      );
+      expect(refused.error).toMatchObject({ code: "harness_not_found", param: "x-mol-harness" });
+    }
+    const own = await readJson<{ mol: Mol }>(
+      await asB("/v1/responses", {
+        json: { conversation: conversationB, model: "mol:chat", input: "hi", max_output_tokens: 1 },
+      }),
+    );
+    expect(own.mol.harness?.source).toBe("default");
+  }, 300_000);
 });

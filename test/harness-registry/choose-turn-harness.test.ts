@@ -242,12 +242,28 @@ describe("a conversation's turns under the registry", () => {
     };
 
     const first = await run("Hello?");
-    expect(first.mol.harness).toEqual({ hash: "hash-1", label: null, arm: null, source: "default" });
+    const coding = DEFAULT_HARNESS.specialists.coding?.adapter ?? "";
+    const hops = [
+      { hop: "route", adapter: DEFAULT_HARNESS.router.adapter, revision: "rev1" },
+      { hop: "answer", adapter: coding, revision: "rev1" },
+    ];
+    expect(first.mol.harness).toEqual({
+      hash: "hash-1",
+      label: null,
+      arm: null,
+      source: "default",
+      adapters: hops,
+    });
+    // The summary landed after the turn's answer: the stored turn lists its hop too.
+    expect(turns.readTurn(first.turnId)?.turn.mol.harness?.adapters).toEqual([
+      ...hops,
+      { hop: "summary", adapter: coding, revision: "rev1" },
+    ]);
 
     const pinned = await registry.add(META.tenantId, variant("Route with care."));
     const second = await run("And now?", pinned);
     expect(second.mol.harnessHash).toBe(pinned);
-    expect(second.mol.harness).toEqual({ hash: pinned, label: null, arm: null, source: "request" });
+    expect(second.mol.harness).toMatchObject({ hash: pinned, label: null, arm: null, source: "request" });
     // The second turn's route prompt is the new harness's view, rebuilt from the timeline: its system line, and
     // the first turn's user line under it.
     const routePrompt = scripted.calls.route.at(-1)?.prompt ?? "";

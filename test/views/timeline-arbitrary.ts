@@ -18,6 +18,8 @@ export interface TurnSpec {
   tombstone?: "response" | "item" | "none";
   /** A step program's check that rejects the answer (its note shown to the specialist) and a repair's revision. */
   repair?: { note: string; revised: string } | null | undefined;
+  /** The turn runs under another harness than the previous one: `harness_changed` opens it (views ignore it). */
+  harnessChanged?: boolean | undefined;
 }
 
 const HOP: HopFacts = {
@@ -68,6 +70,7 @@ export function turnSpecArb(maxText = 120): fc.Arbitrary<TurnSpec> {
     ),
     tombstone: fc.constantFrom("none", "none", "none", "response", "item"),
     repair: fc.option(fc.record({ note: textArb(maxText), revised: textArb(maxText * 2) }), { freq: 4 }),
+    harnessChanged: fc.constantFrom(false, false, false, true),
   });
 }
 
@@ -75,6 +78,8 @@ export function turnSpecArb(maxText = 120): fc.Arbitrary<TurnSpec> {
 export function buildTurnEvents(spec: TurnSpec, index: number): TimelineEvent[] {
   const turnId = `turn-${index}`;
   const events: TimelineEvent[] = [];
+  if (index > 0 && spec.harnessChanged === true)
+    events.push({ type: "harness_changed", turnId, from: "sha256:before", to: "sha256:test" });
   if (spec.instructions !== null && spec.instructions !== undefined)
     events.push({ type: "instructions", turnId, text: spec.instructions });
   if (spec.context && spec.context.length > 0)

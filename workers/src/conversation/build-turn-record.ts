@@ -1,6 +1,7 @@
 import type { StoredTimelineEvent, TimelineEventOf } from "../db/timeline-event.ts";
 import { buildItemId } from "./item-id.ts";
 import type { TurnMol, TurnRecord } from "./turn-record.ts";
+import type { MolHarnessAdapter } from "../../../schema/api/mol.ts";
 
 type Found = { [T in StoredTimelineEvent["type"]]?: Extract<StoredTimelineEvent, { type: T }> };
 
@@ -28,7 +29,7 @@ export function buildTurnRecord(conversationId: string, events: readonly StoredT
     ...(answer?.toolCalls ? { toolCalls: answer.toolCalls } : {}),
     ...(failed ? { error: { code: failed.code, message: failed.message } } : {}),
     ...(cancelled ? { error: { code: "cancelled" as const, message: cancelled.reason } } : {}),
-    mol: buildMol(user, route, answer, found),
+    mol: buildMol(user, route, answer, found, events),
     ...(user.response ? { response: user.response } : {}),
   };
 }
@@ -38,12 +39,15 @@ function buildMol(
   route: TimelineEventOf<"route_decision"> | undefined,
   answer: TimelineEventOf<"answer"> | undefined,
   found: Found,
+  events: readonly StoredTimelineEvent[],
 ): TurnMol {
   const summary = found.summary;
   return {
     turnId: user.turnId,
     harnessHash: user.harnessHash,
-    ...(user.harness ? { harness: { hash: user.harnessHash, ...user.harness } } : {}),
+    ...(user.harness
+      ? { harness: { hash: user.harnessHash, ...user.harness, adapters: listHopAdapters(events) } }
+      : {}),
     label: route?.label ?? "",
     adapter: answer?.adapter ?? route?.label ?? "",
     ...(answer ? { revision: answer.revision } : {}),
@@ -94,6 +98,24 @@ function buildMol(
           : { status: "none" },
     ...(found.genui_validation ? { genui: formatGenui(found.genui_validation) } : {}),
   };
+}
+
+/**
+ * Each hop the turn ran, in timeline order, with the adapter the harness asked for and the revision the node
+ * served: the harness names adapters, and the same name may be served by another revision tomorrow, so a turn
+ * keeps both. A route that did not reach the router (forced, or a fallback) ran no hop.
+ */
+function listHopAdapters(events: readonly StoredTimelineEvent[]): MolHarnessAdapter[] {
+  const adapters: MolHarnessAdapter[] = [];
+  for (const event of events) {
+    if (event.type === "route_decision" && event.router?.adapter !== undefined)
+      adapters.push({ hop: "route", adapter: event.router.adapter, revision: event.router.revision ?? null });
+    if (event.type === "answer")
+      adapters.push({ hop: "answer", adapter: event.adapter, revision: event.revision });
+    if (event.type === "summary")
+      adapters.push({ hop: "summary", adapter: event.adapter, revision: event.hop.revision ?? null });
+  }
+  return adapters;
 }
 
 function formatGenui(event: TimelineEventOf<"genui_validation">): NonNullable<TurnMol["genui"]> {

@@ -55,6 +55,11 @@ export class ConversationTimeline implements Timeline {
     this.#catchUp();
   }
 
+  /** The harness document the views are built under, and its hash. */
+  get harness(): { document: HarnessDocument; hash: string } {
+    return { document: this.#harness, hash: this.#harnessHash };
+  }
+
   /** Whether this timeline may serve the next turn too: same harness, and its store not emptied under it. */
   serves(harnessHash: string): boolean {
     return harnessHash === this.#harnessHash && this.#store.lastSeq() >= this.#throughSeq;
@@ -111,6 +116,13 @@ export class ConversationTimeline implements Timeline {
     return last?.type === "answer" ? last.adapter : undefined;
   }
 
+  /** The hash of the harness the conversation's latest turn ran under; undefined before its first turn. */
+  lastHarnessHash(): string | undefined {
+    this.#catchUp();
+    const last = this.#recent.latest("user_message");
+    return last?.type === "user_message" ? last.harnessHash : undefined;
+  }
+
   /** The latest system instructions, if any turn gave some. */
   lastInstructions(): string | undefined {
     this.#catchUp();
@@ -161,8 +173,11 @@ export class ConversationTimeline implements Timeline {
   }
 }
 
-/** Events of the types a turn asks for the latest of (the last answer, the tools shown, the instructions). */
-const LATEST_TYPES = ["tools_changed", "answer", "instructions"] as const;
+/**
+ * Events of the types a turn asks for the latest of (the last answer, the tools shown, the instructions, the last
+ * user message's harness).
+ */
+const LATEST_TYPES = ["tools_changed", "answer", "instructions", "user_message"] as const;
 type LatestType = (typeof LATEST_TYPES)[number];
 const PLACEMENT_TYPES = ["answer", "summary", "route_decision"] as const;
 /** How many of the latest hops say where an adapter's KV is warm: an adapter idle longer is placed afresh. */

@@ -6,7 +6,7 @@ import {
   wireErrorCodeSchema,
 } from "../../../schema/wire/v2/index.ts";
 import { answerTakeoverSchema, placementSchema } from "../../../schema/api/hop-facts.ts";
-import { molHarnessSchema } from "../../../schema/api/mol.ts";
+import { molHarnessChoiceSchema } from "../../../schema/api/mol.ts";
 
 export {
   answerTakeoverSchema,
@@ -17,9 +17,9 @@ export {
 
 /**
  * The append-only timeline of one conversation. Every event belongs to a turn; a turn starts with
- * `user_message` (preceded by its `instructions` and `context_messages`, if any) and its events arrive in this
- * order: route_decision, then answer | turn_failed | turn_cancelled, then (after a genui answer)
- * genui_validation, then (after an answer) summary | summary_failed. The summary runs off the next turn's
+ * `user_message` (preceded by its `harness_changed`, `instructions` and `context_messages`, if any) and its
+ * events arrive in this order: route_decision, then answer | turn_failed | turn_cancelled, then (after a genui
+ * answer) genui_validation, then (after an answer) summary | summary_failed. The summary runs off the next turn's
  * critical path, so it may land after the next turn's events have begun. Tombstones (`response_deleted`,
  * `item_deleted`) name an earlier turn and may come at any time. Nothing is updated in place.
  */
@@ -44,6 +44,8 @@ const hopFactsSchema = z.object({
   nodeTimings: timingsSchema,
   edgeTimings: edgeHopTimingsSchema,
   placement: placementSchema.optional(),
+  /** The adapter revision the node reported serving (its content fingerprint); absent on hops stored before. */
+  revision: z.string().optional(),
 });
 export type HopFacts = z.infer<typeof hopFactsSchema>;
 
@@ -76,7 +78,7 @@ export const userMessageEventSchema = z.object({
   /** Content hash of the harness document this turn runs under. */
   harnessHash: z.string(),
   /** How that harness was chosen (`mol.harness` less the hash); absent on turns stored before the registry. */
-  harness: molHarnessSchema.omit({ hash: true }).optional(),
+  harness: molHarnessChoiceSchema.optional(),
   /** Forced specialist (chat completions `model: "mol:<label>"`); skips the route hop. */
   forcedLabel: z.string().optional(),
   response: responseEchoSchema.optional(),
@@ -141,6 +143,8 @@ export const routeDecisionEventSchema = z.object({
   /** Present when the router answered. */
   router: hopFactsSchema
     .extend({
+      /** The router adapter as the harness named it (`label` or `label@<rev>`); absent on hops stored before. */
+      adapter: z.string().optional(),
       rawText: z.string(),
       /** The engine's probability of the router's label, when it gave one. */
       confidence: z.number().min(0).max(1).optional(),
@@ -274,6 +278,25 @@ export const stepEventSchema = z.object({
   data: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** Most changed paths a `harness_changed` event lists. */
+export const MAX_HARNESS_CHANGED_PATHS = 64;
+
+/**
+ * The turn runs under another harness document than the conversation's previous turn did (a label moved, a pin,
+ * a rollback). Comes first in the turn's opening, before its user message. Views ignore it: they are a function of
+ * the timeline and the harness, rebuilt whole under the new one, so this event only makes the change visible in
+ * the timeline (and to the API) where it happened. `changed` lists where the documents differ, as JSON pointers cut
+ * to three segments (`/specialists/chat/systemPrompt`), each once; absent when the edge did not hold the previous
+ * document at hand.
+ */
+export const harnessChangedEventSchema = z.object({
+  ...base,
+  type: z.literal("harness_changed"),
+  from: z.string(),
+  to: z.string(),
+  changed: z.array(z.string()).max(MAX_HARNESS_CHANGED_PATHS).optional(),
+});
+
 export const timelineEventSchema = z.discriminatedUnion("type", [
   userMessageEventSchema,
   routeDecisionEventSchema,
@@ -289,6 +312,7 @@ export const timelineEventSchema = z.discriminatedUnion("type", [
   itemDeletedEventSchema,
   toolsChangedEventSchema,
   stepEventSchema,
+  harnessChangedEventSchema,
 ]);
 export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 export type TimelineEventType = TimelineEvent["type"];

@@ -58,6 +58,7 @@ export async function generateOnce(
       nodeTimings: result.timings,
       edgeTimings: { totalMs: deps.now() - started },
       placement,
+      revision: result.revision,
     },
   };
 }

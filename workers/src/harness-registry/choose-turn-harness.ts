@@ -1,4 +1,4 @@
-import type { MolHarness } from "../../../schema/api/mol.ts";
+import type { MolHarnessChoice } from "../../../schema/api/mol.ts";
 import { harnessDocumentSchema, type HarnessDocument } from "../../../schema/harness/harness-document.ts";
 import {
   HARNESS_HASH_PATTERN,
@@ -18,7 +18,7 @@ import type { HarnessLabel, HarnessRegistryStore, HarnessVersion } from "./harne
  */
 
 /** How a turn's harness was chosen, as its user message stores it (`mol.harness` less the hash). */
-export type HarnessChoice = Omit<MolHarness, "hash">;
+export type HarnessChoice = MolHarnessChoice;
 
 /** A pin's target: the version, and the label and arm it came through (null for a hash). */
 export type ResolvedHarnessRef =

@@ -61,6 +61,7 @@ export async function decideRoute(
       source: "router",
       router: {
         ...routed.facts,
+        adapter: harness.router.adapter,
         rawText: routed.text,
         ...(routed.confidence === undefined ? {} : { confidence: routed.confidence }),
         ...(keepPrevious ? { lowConfidenceLabel: routed.value } : {}),

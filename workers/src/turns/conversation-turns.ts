@@ -1,4 +1,6 @@
-import type { TimelineEvent } from "../db/timeline-event.ts";
+import { MAX_HARNESS_CHANGED_PATHS, type TimelineEvent, type TimelineEventOf } from "../db/timeline-event.ts";
+import type { HarnessDocument } from "../../../schema/harness/harness-document.ts";
+import { diffJson, type JsonValue } from "../harness-registry/diff-json.ts";
 import { replayTurnParts } from "../conversation/replay-turn-parts.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { PartBroadcast } from "../lib/part-broadcast.ts";
@@ -141,8 +143,16 @@ export class ConversationTurns {
                 }),
               );
               const { harnessHash, harnessChoice } = deps;
+              // The timeline kept from the last turn holds the document it ran under: the change's diff is free.
+              const kept = this.#timeline?.harness;
               const timeline = stages.timeSync("viewsLoad", () =>
                 this.#timelineFor(deps.harness, harnessHash),
+              );
+              const harnessChange = readHarnessChange(
+                timeline,
+                id,
+                { document: deps.harness, hash: harnessHash },
+                kept,
               );
               const loop = runTurnLoop(deps, {
                 ...request,
@@ -152,7 +162,7 @@ export class ConversationTurns {
                 harnessHash,
                 harnessChoice,
                 timeline,
-                opening: readOpening(timeline, id, request),
+                opening: [...harnessChange, ...readOpening(timeline, id, request)],
                 outbox: { meta, outbox: this.#deps.outbox },
                 client,
                 cancel: cancel.signal,
@@ -310,6 +320,36 @@ function pendingTurn(
     context: request.context ?? [],
     ...(request.instructions === undefined ? {} : { instructions: request.instructions }),
   };
+}
+
+/**
+ * A `harness_changed` event when this turn runs under another harness than the conversation's latest turn did:
+ * first in the turn's opening, so the timeline shows where the change took effect. `previous` is the document the
+ * edge still holds from an earlier turn; the event lists what changed only when that is the previous turn's.
+ */
+function readHarnessChange(
+  timeline: ConversationTimeline,
+  turnId: string,
+  current: { document: HarnessDocument; hash: string },
+  previous: { document: HarnessDocument; hash: string } | undefined,
+): TimelineEventOf<"harness_changed">[] {
+  const from = timeline.lastHarnessHash();
+  if (from === undefined || from === "" || from === current.hash) return [];
+  const changed =
+    previous?.hash === from
+      ? listChangedPaths(previous.document as unknown as JsonValue, current.document as unknown as JsonValue)
+      : undefined;
+  return [{ type: "harness_changed", turnId, from, to: current.hash, ...(changed ? { changed } : {}) }];
+}
+
+/** Where two documents differ, as JSON pointers cut to their first three segments, each once, in patch order. */
+function listChangedPaths(from: JsonValue, to: JsonValue): string[] {
+  const paths = new Set<string>();
+  for (const { path } of diffJson(from, to)) {
+    paths.add(path.split("/").slice(0, 4).join("/"));
+    if (paths.size >= MAX_HARNESS_CHANGED_PATHS) break;
+  }
+  return [...paths];
 }
 
 /** Instructions (when they changed since the last ones) and an item array's earlier messages. */

@@ -68,6 +68,9 @@ export function applyEventToViews(
     case "item_deleted":
       // Tombstones hide things from the API only: removing a line would rewrite the middle of the views.
       return views;
+    case "harness_changed":
+      // The views are built under one harness; a change rebuilds them from the timeline (conversation-timeline.ts).
+      return views;
     case "tools_changed":
       return applyToolsChanged(views, event, harness);
     case "step":
