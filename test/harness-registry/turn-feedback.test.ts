@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
+import { createApp } from "../../workers/src/app/create-app.ts";
 import { ConversationCore } from "../../workers/src/core/conversation-core.ts";
 import type {
   TurnFeedback,
@@ -13,6 +14,7 @@ import {
   createScriptedHops,
   createTestDeps,
 } from "../conversation/turn-loop-fixtures.ts";
+import { createMemoryAppDeps } from "../tenancy/create-memory-app-deps.ts";
 
 /**
  * A user's feedback on a stored turn, through the conversation's core: appended to the timeline (the views never
@@ -145,5 +147,35 @@ describe("feedback on a stored turn", () => {
     const prompts = [...scripted.calls.route, ...scripted.calls.answer].map((call) => call.prompt);
     expect(prompts.some((prompt) => prompt.includes("And now?"))).toBe(true);
     expect(prompts.some((prompt) => prompt.includes("a comment no view shows"))).toBe(false);
+  });
+});
+
+describe("POST /v1/responses/{id}/feedback refuses bad input before the conversation", () => {
+  // Conversations are `unused` here: every request must be answered before one is asked.
+  const { deps } = createMemoryAppDeps("sk-dev", { telemetry: { debug: false, write: () => undefined } });
+  const app = createApp(() => deps);
+  const send = (id: string, body: string) =>
+    app.request(`/v1/responses/${id}/feedback`, {
+      method: "POST",
+      headers: { authorization: "Bearer sk-dev", "content-type": "application/json" },
+      body,
+    });
+  const RESPONSE = "resp_conv0123_turn0123";
+
+  it.each([
+    ["a rating outside the two", { rating: "meh" }, "rating"],
+    ["no rating", { comment: "x" }, "rating"],
+    ["an unknown field", { rating: "negative", score: 1 }, "score"],
+    ["a comment over 2048 characters", { rating: "negative", comment: "x".repeat(2049) }, "comment"],
+  ])("%s: 400", async (_name, body, param) => {
+    const response = await send(RESPONSE, JSON.stringify(body));
+    const text = await response.text();
+    expect(response.status, text).toBe(400);
+    expect((JSON.parse(text) as { error: { param: string | null } }).error.param).toBe(param);
+  });
+
+  it("malformed JSON: 400; an id that names no response: 404", async () => {
+    expect((await send(RESPONSE, "{")).status).toBe(400);
+    expect((await send("resp_nope", JSON.stringify({ rating: "negative" }))).status).toBe(404);
   });
 });
