@@ -151,8 +151,27 @@ describe("feedback on a stored turn", () => {
 });
 
 describe("POST /v1/responses/{id}/feedback refuses bad input before the conversation", () => {
-  // Conversations are `unused` here: every request must be answered before one is asked.
-  const { deps } = createMemoryAppDeps("sk-dev", { telemetry: { debug: false, write: () => undefined } });
+  // Conversations are `unused` here: every request must be answered before one is asked. The writes bucket
+  // admits each, and has it back when the request is refused.
+  const refunds: number[] = [];
+  const unusedLimit = (): never => {
+    throw new Error("not used here");
+  };
+  const { deps } = createMemoryAppDeps("sk-dev", {
+    telemetry: { debug: false, write: () => undefined },
+    limits: () => ({
+      admit: unusedLimit,
+      admitWrite: () => Promise.resolve({ ok: true, headers: {} } as never),
+      refundWrite: () => {
+        refunds.push(1);
+        return Promise.resolve();
+      },
+      refund: unusedLimit,
+      record: unusedLimit,
+      readLimits: unusedLimit,
+      setLimits: unusedLimit,
+    }),
+  });
   const app = createApp(() => deps);
   const send = (id: string, body: string) =>
     app.request(`/v1/responses/${id}/feedback`, {
@@ -174,8 +193,10 @@ describe("POST /v1/responses/{id}/feedback refuses bad input before the conversa
     expect((JSON.parse(text) as { error: { param: string | null } }).error.param).toBe(param);
   });
 
-  it("malformed JSON: 400; an id that names no response: 404", async () => {
+  it("malformed JSON: 400; an id that names no response: 404; each write given back", async () => {
+    refunds.length = 0;
     expect((await send(RESPONSE, "{")).status).toBe(400);
     expect((await send("resp_nope", JSON.stringify({ rating: "negative" }))).status).toBe(404);
+    expect(refunds).toHaveLength(2);
   });
 });

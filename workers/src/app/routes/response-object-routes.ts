@@ -100,7 +100,7 @@ const routes = {
     ...jsonBody(responseFeedbackBodySchema, { params: responseIdParamsSchema }),
     responses: {
       200: jsonResponse("The Response, its `mol.feedback` the feedback just given"),
-      ...errorResponses(...JSON_BODY_ERRORS, 401, 403),
+      ...errorResponses(...JSON_BODY_ERRORS, 401, 403, 429),
       ...notFound,
       409: errorResponse("The response is still in progress"),
     },
