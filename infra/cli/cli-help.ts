@@ -18,7 +18,7 @@ Usage:
   molmesh models list | pull <name>
   molmesh usage [--group-by user|key|day|adapter] [--from <time>] [--to <time>] [--csv | --json]
   molmesh webhooks list | create <url> --event <type>... | delete <id>
-  molmesh harness push <file> | show <hash> | diff <a> <b> | label <name> <hash> | history|rollback <name>
+  molmesh harness push <file> | show|diff <hash>… | label <name> <hash> | history|rollback|guard <name>
   molmesh help [<command>]
 
 ${CONNECTION}
@@ -67,6 +67,7 @@ Usage:
   molmesh harness label <name> <hash> [--canary <hash> --percent <n>] [--reason <text>] [--json]
   molmesh harness history <name> [--limit <n>] [--after <id>] [--order asc|desc] [--json]
   molmesh harness rollback <name> [--reason <text>] [--json]
+  molmesh harness guard <name> [--json]
 
   push             store a harness document (docs/harness.md) as this tenant's version; prints its hash (the
                    same content is the same version). Pushing and moving labels need a key with the admin scope.
@@ -78,6 +79,8 @@ Usage:
   history          the label's moves, newest first: id, revision, time, key, from → to, reason
   rollback         move the label back to where it pointed before its latest move (harness and canary), with
                    the reason "rollback" (": <text>" with --reason); a second rollback undoes the first
+  guard            the rollout guard on the label's canary: settings, each arm's failed turns by category, and
+                   the SPRT statistic against its boundary (roll back or keep)
   -m, --message    what changed, kept with the version
   --json           the API's answer as it came
 

@@ -16,7 +16,8 @@ export type HarnessCommand =
       json: boolean;
     }
   | ({ name: "harness"; action: "history"; label: string; json: boolean } & ListQuery)
-  | { name: "harness"; action: "rollback"; label: string; reason?: string; json: boolean };
+  | { name: "harness"; action: "rollback"; label: string; reason?: string; json: boolean }
+  | { name: "harness"; action: "guard"; label: string; json: boolean };
 
 /** Each action, its operands, and the only options it takes. */
 const ACTIONS = {
@@ -26,6 +27,7 @@ const ACTIONS = {
   label: { operands: ["label", "hash"], options: ["canary", "percent", "reason", "json"] },
   history: { operands: ["label"], options: ["limit", "after", "order", "json"] },
   rollback: { operands: ["label"], options: ["reason", "json"] },
+  guard: { operands: ["label"], options: ["json"] },
 } as const;
 type HarnessAction = keyof typeof ACTIONS;
 
@@ -58,7 +60,7 @@ export function readHarnessCommand(rest: readonly string[], values: OptionValues
   const [action, ...operands] = rest;
   if (!isAction(action)) {
     throw new UsageError(
-      `harness takes push, show, diff, label, history or rollback, got '${rest.join(" ")}'`,
+      `harness takes push, show, diff, label, history, rollback or guard, got '${rest.join(" ")}'`,
       "harness",
     );
   }
@@ -135,5 +137,7 @@ export function readHarnessCommand(rest: readonly string[], values: OptionValues
         json,
         ...(reason === undefined ? {} : { reason }),
       };
+    case "guard":
+      return { name: "harness", action, label: readLabelName(first), json };
   }
 }

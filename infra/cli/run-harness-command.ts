@@ -59,6 +59,56 @@ const diffSchema = z.looseObject({
   patch: z.array(z.looseObject({ op: z.string(), path: z.string(), value: z.unknown().optional() })),
 });
 
+const tallySchema = z.looseObject({
+  turns: z.number(),
+  failures: z.number(),
+  categories: z.record(z.string(), z.number()),
+});
+type ArmTally = z.infer<typeof tallySchema>;
+
+const guardSchema = z.looseObject({
+  object: z.literal("harness.label.guard"),
+  label: z.string(),
+  ...targetFields,
+  settings: z.record(z.string(), z.unknown()),
+  counts: z.looseObject({ production: tallySchema, canary: tallySchema }).nullable(),
+  statistic: z
+    .looseObject({
+      llr: z.number(),
+      boundary: z.number(),
+      p0: z.number(),
+      p1: z.number(),
+      roll_back: z.boolean(),
+    })
+    .nullable(),
+});
+type GuardState = z.infer<typeof guardSchema>;
+
+/** An arm's line: turns, failed turns, and the categories that have any (`check_failed 2, feedback_negative 1`). */
+const formatTally = (arm: string, tally: ArmTally): string => {
+  const categories = Object.entries(tally.categories)
+    .filter(([, count]) => count > 0)
+    .map(([category, count]) => `${category} ${count}`);
+  return [`${arm.padEnd(10)} ${tally.failures}/${tally.turns} failed`, ...categories].join(", ");
+};
+
+const formatGuard = (guard: GuardState): string => {
+  const settings = Object.entries(guard.settings)
+    .map(([key, value]) => `${key} ${JSON.stringify(value)}`)
+    .join(", ");
+  const lines = [`${guard.label} → ${formatTarget(guard)}`, `settings   ${settings}`];
+  if (guard.counts === null || guard.statistic === null)
+    return `${lines.join("\n")}\nno canary: nothing to watch\n`;
+  const { llr, boundary, p0, p1, roll_back: rollBack } = guard.statistic;
+  lines.push(
+    formatTally("production", guard.counts.production),
+    formatTally("canary", guard.counts.canary),
+    `sprt       llr ${llr.toFixed(3)} / boundary ${boundary.toFixed(3)}, p0 ${p0.toFixed(3)}, p1 ${p1.toFixed(3)}` +
+      (rollBack ? ", roll back" : ", keep"),
+  );
+  return `${lines.join("\n")}\n`;
+};
+
 /** Unix seconds as an ISO time without milliseconds. */
 const isoTime = (seconds: number): string => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
 
@@ -114,7 +164,7 @@ async function readDocumentFile(path: string): Promise<unknown> {
 
 const labelPath = (name: string) => `/harness-labels/${encodeURIComponent(name)}`;
 
-/** `molmesh harness push|show|diff|label|history|rollback`. */
+/** `molmesh harness push|show|diff|label|history|rollback|guard`. */
 export async function runHarnessCommand(command: HarnessCommand, deps: ListCommandDeps): Promise<number> {
   const { client, stdout, stderr } = deps;
   const print = (value: unknown, text: string) => {
@@ -181,6 +231,11 @@ export async function runHarnessCommand(command: HarnessCommand, deps: ListComma
     }
     case "rollback":
       return runRollback(command, deps);
+    case "guard": {
+      const body = await client.get<unknown>(`${labelPath(command.label)}/guard`);
+      const guard = parseResponseShape(guardSchema, body, "harness guard");
+      return print(guard, formatGuard(guard));
+    }
   }
 }
 

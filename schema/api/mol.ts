@@ -84,6 +84,15 @@ export const molHarnessSchema = molHarnessChoiceSchema.extend({
 });
 export type MolHarness = z.infer<typeof molHarnessSchema>;
 
+/** The user's latest verdict on the turn (`POST /v1/responses/{id}/feedback`); absent until one is given. */
+export const molFeedbackSchema = z.object({
+  rating: z.enum(["positive", "negative"]),
+  comment: z.string().optional(),
+  /** Unix seconds. */
+  createdAt: z.int(),
+});
+export type MolFeedback = z.infer<typeof molFeedbackSchema>;
+
 export const molSchema = z.object({
   turnId: z.string(),
   harnessHash: z.string(),
@@ -112,5 +121,6 @@ export const molSchema = z.object({
   summary: z.object({ status: z.enum(["pending", "ready", "failed", "none"]), text: z.string().optional() }),
   /** Genui answers only. */
   genui: molGenuiSchema.optional(),
+  feedback: molFeedbackSchema.optional(),
 });
 export type TurnMol = z.infer<typeof molSchema>;

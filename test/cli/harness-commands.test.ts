@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import {
   formatHarnessDiff,
+  formatHarnessGuard,
   formatHarnessLabel,
   formatHarnessLabelMove,
   formatHarnessVersion,
@@ -15,6 +16,7 @@ import type {
   HarnessLabelMove,
   HarnessLabelTarget,
 } from "../../workers/src/harness-registry/harness-registry-store.ts";
+import { emptyCategoryCounts } from "../../workers/src/harness-registry/turn-failures.ts";
 import { errorResponse, jsonResponse } from "./mesh-fixtures.ts";
 import type { MeshHandler } from "./recording-fetch.ts";
 import { runCliInMemory } from "./run-cli-in-memory.ts";
@@ -177,6 +179,45 @@ describe("molmesh harness", { timeout: 10_000 }, () => {
     expect(run.stdout).toBe("replace /router/maxTokens 64\nremove /summaryWait\n");
   });
 
+  it("guard prints the settings, each arm's failures by category and the statistic", async () => {
+    const label: HarnessLabel = {
+      tenantId: "t",
+      name: "production",
+      harness: H1,
+      canary: { harness: H2, percent: 10 },
+      guard: null,
+      revision: 2,
+      updatedBy: "key_1",
+      updatedAt: AT,
+    };
+    const counts = {
+      production: { turns: 3, failures: 0, categories: emptyCategoryCounts() },
+      canary: {
+        turns: 5,
+        failures: 5,
+        categories: { ...emptyCategoryCounts(), turn_failed: 4, feedback_negative: 2 },
+      },
+    };
+    const run = await runCliInMemory({
+      argv: ["harness", "guard", "production"],
+      handle: () => jsonResponse(formatHarnessGuard(label, counts)),
+    });
+    expect(run.requests[0]?.path).toBe("/v1/harness-labels/production/guard");
+    expect(run.stdout.split("\n")).toEqual([
+      `production → 111111111111 + canary 222222222222 10%`,
+      "settings   enabled true, alpha 0.01, beta 0.05, delta 0.2, floor 0.05, minTurns 5",
+      "production 0/3 failed",
+      "canary     5/5 failed, turn_failed 4, feedback_negative 2",
+      "sprt       llr 8.047 / boundary 4.554, p0 0.050, p1 0.250, roll back",
+      "",
+    ]);
+    const none = await runCliInMemory({
+      argv: ["harness", "guard", "production"],
+      handle: () => jsonResponse(formatHarnessGuard({ ...label, canary: null }, null)),
+    });
+    expect(none.stdout).toMatch(/no canary: nothing to watch\n$/);
+  });
+
   it("label puts the harness and canary; history lists the moves; rollback puts the previous target back", async () => {
     const registry = createLabelRegistry();
     const cli = (...argv: string[]) =>
@@ -256,7 +297,7 @@ describe("molmesh harness", { timeout: 10_000 }, () => {
   });
 
   it.each([
-    [["harness"], "harness takes push, show, diff, label, history or rollback, got ''"],
+    [["harness"], "harness takes push, show, diff, label, history, rollback or guard, got ''"],
     [["harness", "show"], "harness show takes <hash>, got ''"],
     [
       ["harness", "show", "abc"],

@@ -67,6 +67,8 @@ function createMemoryRegistry() {
     },
     listLabelHistory: unused,
     recordRolloutOutcome: unused,
+    recordRolloutFeedback: unused,
+    readRolloutCounts: unused,
     rollBackCanary: unused,
   };
   return {

@@ -219,3 +219,73 @@ describe("the harness registry's routes refuse bad input before the store", () =
     });
   });
 });
+
+describe("GET /v1/harness-labels/{name}/guard", () => {
+  const CANARY = `sha256:${"b".repeat(64)}`;
+  const label = (canary: boolean) => ({
+    tenantId: "dev",
+    name: "production",
+    harness: HASH,
+    canary: canary ? { harness: CANARY, percent: 50 } : null,
+    guard: null,
+    revision: 2,
+    updatedBy: "key",
+    updatedAt: 1,
+  });
+  const categories = (feedback: number, failed: number) => ({
+    turn_failed: failed,
+    genui_rejected: 0,
+    json_output_invalid: 0,
+    tool_arguments_invalid: 0,
+    check_failed: 0,
+    feedback_negative: feedback,
+  });
+  type Guard = {
+    settings: Record<string, unknown>;
+    counts: { canary: { turns: number; failures: number; categories: Record<string, number> } } | null;
+    statistic: { llr: number; boundary: number; p0: number; p1: number; roll_back: boolean } | null;
+  };
+
+  it("gives both arms' counts against the canary, the settings in force and the rule's statistic", async () => {
+    const asked: string[] = [];
+    const { send } = createTestApp({
+      getLabel: (tenantId, name) => Promise.resolve(name === "production" ? label(true) : undefined),
+      readRolloutCounts: (_tenantId, _name, canaryHarness) => {
+        asked.push(canaryHarness);
+        return Promise.resolve({
+          production: { turns: 3, failures: 0, categories: categories(0, 0) },
+          canary: { turns: 5, failures: 5, categories: categories(2, 4) },
+        });
+      },
+    });
+    const response = await send("GET", "/v1/harness-labels/production/guard");
+    expect(response.status).toBe(200);
+    const guard = (await response.json()) as Guard;
+    expect(asked).toEqual([CANARY]);
+    expect(guard).toMatchObject({
+      object: "harness.label.guard",
+      label: "production",
+      harness: HASH,
+      canary: { harness: CANARY, percent: 50 },
+      settings: { enabled: true, alpha: 0.01, beta: 0.05, delta: 0.2, floor: 0.05, minTurns: 5 },
+      counts: { canary: { turns: 5, failures: 5, categories: categories(2, 4) } },
+    });
+    // Five failures of five against a clean production: 5·ln 5 ≈ 8.05 past ln 95 ≈ 4.55.
+    expect(guard.statistic?.llr).toBeCloseTo(5 * Math.log(5), 6);
+    expect(guard.statistic?.boundary).toBeCloseTo(Math.log(95), 6);
+    expect(guard.statistic).toMatchObject({ p0: 0.05, roll_back: true });
+    expect(guard.statistic?.p1).toBeCloseTo(0.25, 9);
+  });
+
+  it("has no counts or statistic without a canary; 404 for a label the tenant does not have", async () => {
+    const { send } = createTestApp({
+      getLabel: (_tenantId, name) => Promise.resolve(name === "production" ? label(false) : undefined),
+    });
+    const none = (await (await send("GET", "/v1/harness-labels/production/guard")).json()) as Guard;
+    expect(none).toMatchObject({ canary: null, counts: null, statistic: null });
+    expect(none.settings).toMatchObject({ enabled: true, minTurns: 5 });
+    const missing = await expectError(await send("GET", "/v1/harness-labels/other/guard"), 404);
+    expect(missing.code).toBe("harness_label_not_found");
+    await expectError(await send("GET", "/v1/harness-labels/Bad%20Name/guard"), 400);
+  });
+});

@@ -56,6 +56,8 @@ export function unusedHarnessRegistry(): AppDeps["harnessRegistry"] {
     moveLabel: unused,
     listLabelHistory: unused,
     recordRolloutOutcome: unused,
+    recordRolloutFeedback: unused,
+    readRolloutCounts: unused,
     rollBackCanary: unused,
   };
 }

@@ -16,6 +16,8 @@ export interface TurnSpec {
   instructions?: string | null | undefined;
   context?: Array<{ role: "user" | "assistant"; text: string }>;
   tombstone?: "response" | "item" | "none";
+  /** A user's feedback on the previous turn, arriving while this one runs (views ignore it). */
+  feedback?: "positive" | "negative" | "none";
   /** A step program's check that rejects the answer (its note shown to the specialist) and a repair's revision. */
   repair?: { note: string; revised: string } | null | undefined;
   /** The turn runs under another harness than the previous one: `harness_changed` opens it (views ignore it). */
@@ -69,6 +71,7 @@ export function turnSpecArb(maxText = 120): fc.Arbitrary<TurnSpec> {
       { maxLength: 3 },
     ),
     tombstone: fc.constantFrom("none", "none", "none", "response", "item"),
+    feedback: fc.constantFrom("none", "none", "none", "positive", "negative"),
     repair: fc.option(fc.record({ note: textArb(maxText), revised: textArb(maxText * 2) }), { freq: 4 }),
     harnessChanged: fc.constantFrom(false, false, false, true),
   });
@@ -90,6 +93,8 @@ export function buildTurnEvents(spec: TurnSpec, index: number): TimelineEvent[] 
     events.push({ type: "response_deleted", turnId: `turn-${index - 1}` });
   if (index > 0 && spec.tombstone === "item")
     events.push({ type: "item_deleted", turnId: `turn-${index - 1}`, itemId: `msg_${index - 1}u` });
+  if (index > 0 && (spec.feedback === "positive" || spec.feedback === "negative"))
+    events.push({ type: "feedback", turnId: `turn-${index - 1}`, rating: spec.feedback, comment: "seen" });
   if (spec.outcome === "route_failed") {
     events.push({ type: "turn_failed", turnId, hop: "route", code: "deadline_exceeded", message: "late" });
     return events;

@@ -15,11 +15,15 @@ export async function admitTurn(c: Context<AppEnv>): Promise<RateLimitHeaders> {
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-/** Resources whose writes start no turn (the harness registry among them); /v1/responses and /v1/chat/completions are admitted as turns. */
-const WRITE_LIMITED = /^\/v1\/(conversations|webhook_endpoints|harnesses|harness-labels)(\/|$)/;
+/**
+ * Resources whose writes start no turn (the harness registry among them, and a response's feedback);
+ * /v1/responses and /v1/chat/completions are admitted as turns.
+ */
+const WRITE_LIMITED =
+  /^\/v1\/(conversations|webhook_endpoints|harnesses|harness-labels)(\/|$)|^\/v1\/responses\/[^/]+\/feedback$/;
 
 /**
- * Rate-limits the writes that start no turn (conversations, webhook endpoints) on the tenant's writes bucket,
+ * Rate-limits the writes that start no turn (conversations, webhook endpoints, feedback) on the tenant's writes bucket,
  * with a turn's headers and 429s. A write the API then refuses as bad input (4xx) is given back: like a refused
  * turn, it stored nothing, so it costs nothing.
  */

@@ -12,6 +12,8 @@ import {
 } from "../db/harness-tables.ts";
 import { auditLog } from "../db/tenant-tables.ts";
 import type {
+  ArmTally,
+  RolloutCounts,
   HarnessLabel,
   HarnessLabelTarget,
   HarnessOwner,
@@ -21,6 +23,11 @@ import type {
 } from "../harness-registry/harness-registry-store.ts";
 import type { AuditDraft } from "../tenancy/tenant-store.ts";
 import { harnessGuardSettingsSchema, type HarnessGuardSettings } from "../harness-registry/rollout-guard.ts";
+import {
+  FAILURE_CATEGORIES,
+  emptyCategoryCounts,
+  type FailureCategory,
+} from "../harness-registry/turn-failures.ts";
 
 const dialect = new SQLiteAsyncDialect();
 type Statement = SQL | { toSQL(): { sql: string; params: unknown[] } };
@@ -208,22 +215,55 @@ export function createD1HarnessRegistryStore(database: D1Database): HarnessRegis
       return fromRawLabel(row);
     },
 
-    async recordRolloutOutcome({ tenantId, name, canaryHarness, arm, failed }) {
-      const failures = failed ? 1 : 0;
+    async recordRolloutOutcome({ tenantId, name, canaryHarness, arm, turnId, failures }) {
+      const failed = failures.length > 0 ? 1 : 0;
+      const hits = (category: FailureCategory) => (failures.includes(category) ? 1 : 0);
+      // The counts only while the turn has no row, then its row: a turn counted already (a repeated report) adds
+      // nothing.
       const results = await runBatch([
-        sql`INSERT INTO harness_rollout_counts (tenant_id, name, canary_harness, arm, turns, failures)
-          VALUES (${tenantId}, ${name}, ${canaryHarness}, ${arm}, 1, ${failures})
+        sql`INSERT INTO harness_rollout_counts (tenant_id, name, canary_harness, arm, turns, failures, turn_failed,
+            genui_rejected, json_output_invalid, tool_arguments_invalid, check_failed, feedback_negative)
+          SELECT ${tenantId}, ${name}, ${canaryHarness}, ${arm}, 1, ${failed}, ${hits("turn_failed")},
+            ${hits("genui_rejected")}, ${hits("json_output_invalid")}, ${hits("tool_arguments_invalid")},
+            ${hits("check_failed")}, 0
+          WHERE NOT EXISTS (SELECT 1 FROM harness_rollout_turns WHERE tenant_id = ${tenantId} AND turn_id = ${turnId})
           ON CONFLICT (tenant_id, name, canary_harness, arm) DO UPDATE SET
-            turns = harness_rollout_counts.turns + 1, failures = harness_rollout_counts.failures + ${failures}`,
-        sql`SELECT arm, turns, failures FROM harness_rollout_counts
-          WHERE tenant_id = ${tenantId} AND name = ${name} AND canary_harness = ${canaryHarness}`,
+            turns = turns + 1, failures = failures + excluded.failures,
+            turn_failed = turn_failed + excluded.turn_failed,
+            genui_rejected = genui_rejected + excluded.genui_rejected,
+            json_output_invalid = json_output_invalid + excluded.json_output_invalid,
+            tool_arguments_invalid = tool_arguments_invalid + excluded.tool_arguments_invalid,
+            check_failed = check_failed + excluded.check_failed`,
+        sql`INSERT INTO harness_rollout_turns (tenant_id, turn_id, name, canary_harness, arm, failed)
+          VALUES (${tenantId}, ${turnId}, ${name}, ${canaryHarness}, ${arm}, ${failed})
+          ON CONFLICT (tenant_id, turn_id) DO NOTHING`,
+        selectCounts(tenantId, name, canaryHarness),
       ]);
-      const rows = (results.at(-1)?.results ?? []) as { arm: string; turns: number; failures: number }[];
-      const of = (wanted: string) => {
-        const row = rows.find((r) => r.arm === wanted);
-        return { turns: row?.turns ?? 0, failures: row?.failures ?? 0 };
-      };
-      return { production: of("production"), canary: of("canary") };
+      return readCounts(results.at(-1)?.results);
+    },
+
+    async recordRolloutFeedback({ tenantId, name, canaryHarness, arm, turnId }) {
+      // The turn's row as counted under this key, its negative feedback not yet counted: the counts change only
+      // then (a failure only if the turn was none), and the row after them, so a second feedback finds nothing.
+      const turn = sql`FROM harness_rollout_turns WHERE tenant_id = ${tenantId} AND turn_id = ${turnId}
+        AND name = ${name} AND canary_harness = ${canaryHarness} AND arm = ${arm} AND feedback_negative = 0`;
+      const results = await runBatch([
+        sql`UPDATE harness_rollout_counts SET feedback_negative = feedback_negative + 1,
+            failures = failures + (SELECT 1 - failed ${turn})
+          WHERE tenant_id = ${tenantId} AND name = ${name} AND canary_harness = ${canaryHarness} AND arm = ${arm}
+            AND EXISTS (SELECT 1 ${turn})`,
+        sql`UPDATE harness_rollout_turns SET feedback_negative = 1, failed = 1
+          WHERE tenant_id = ${tenantId} AND turn_id = ${turnId} AND name = ${name}
+            AND canary_harness = ${canaryHarness} AND arm = ${arm} AND feedback_negative = 0`,
+        selectCounts(tenantId, name, canaryHarness),
+      ]);
+      if ((results[0]?.meta.changes ?? 0) === 0) return undefined;
+      return readCounts(results.at(-1)?.results);
+    },
+
+    async readRolloutCounts(tenantId, name, canaryHarness) {
+      const [result] = await runBatch([selectCounts(tenantId, name, canaryHarness)]);
+      return readCounts(result?.results);
     },
 
     async rollBackCanary({ tenantId, name, canaryHarness, reason, actor, at, audit }) {
@@ -271,6 +311,24 @@ export function createD1HarnessRegistryStore(database: D1Database): HarnessRegis
       return { data: rows.slice(0, query.limit).map(toMove), hasMore: rows.length > query.limit };
     },
   };
+}
+
+function selectCounts(tenantId: string, name: string, canaryHarness: string): SQL {
+  return sql`SELECT * FROM harness_rollout_counts
+    WHERE tenant_id = ${tenantId} AND name = ${name} AND canary_harness = ${canaryHarness}`;
+}
+
+/** Both arms from the raw rows of {@link selectCounts}; an arm without a row has zeros. */
+function readCounts(results: unknown[] | undefined): RolloutCounts {
+  const rows = (results ?? []) as Array<Record<string, unknown> & { arm: string }>;
+  const arm = (wanted: "production" | "canary"): ArmTally => {
+    const row = rows.find((r) => r.arm === wanted);
+    const read = (column: string) => (typeof row?.[column] === "number" ? row[column] : 0);
+    const categories = emptyCategoryCounts();
+    for (const category of FAILURE_CATEGORIES) categories[category] = read(category);
+    return { turns: read("turns"), failures: read("failures"), categories };
+  };
+  return { production: arm("production"), canary: arm("canary") };
 }
 
 function fromRawLabel(row: RawLabelRow): HarnessLabel {

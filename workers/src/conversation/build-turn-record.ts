@@ -97,6 +97,8 @@ function buildMol(
           ? { status: "pending" }
           : { status: "none" },
     ...(found.genui_validation ? { genui: formatGenui(found.genui_validation) } : {}),
+    // The latest feedback (a later one replaces an earlier one here; the timeline keeps both).
+    ...(found.feedback ? { feedback: formatFeedback(found.feedback) } : {}),
   };
 }
 
@@ -129,6 +131,16 @@ function formatGenui(event: TimelineEventOf<"genui_validation">): NonNullable<Tu
       renderUrl: event.renderUrl,
       renderUrlExpiresAt: event.renderUrlExpiresAt,
     }),
+  };
+}
+
+function formatFeedback(
+  event: Extract<StoredTimelineEvent, { type: "feedback" }>,
+): NonNullable<TurnMol["feedback"]> {
+  return {
+    rating: event.rating,
+    ...(event.comment === undefined ? {} : { comment: event.comment }),
+    createdAt: Math.floor(event.createdAt / 1000),
   };
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { outputConstraintSchema, samplingSchema } from "../../../schema/wire/v2/index.ts";
 import {
   contextMessageSchema,
+  feedbackEventSchema,
   responseEchoSchema,
   toolResultSchema,
   type ContextMessage,
@@ -133,3 +134,14 @@ export interface StoredTurn {
 /** A started turn: NDJSON of TurnStreamPart; cancelling it cancels the answer hop. */
 export type StartTurnResult =
   { ok: true; stream: ReadableStream<Uint8Array> } | { ok: false; refusal: TurnRefusal };
+
+/** A user's verdict on a stored turn, as the feedback route takes it (and the core parses it again, over RPC). */
+export const turnFeedbackSchema = z.strictObject({
+  rating: feedbackEventSchema.shape.rating,
+  comment: feedbackEventSchema.shape.comment,
+});
+export type TurnFeedbackInput = z.infer<typeof turnFeedbackSchema>;
+
+/** The turn with its feedback appended; or why not: no such (undeleted) turn, or one still answering. */
+export type TurnFeedbackResult =
+  { ok: true; turn: TurnRecord; counted: boolean } | { ok: false; error: "not_found" | "in_progress" };

@@ -4,6 +4,9 @@ import { startStatelessTurn, type TurnLoopDeps, type TurnOutbox } from "../turns
 import type { StageClock } from "../lib/stage-timings.ts";
 import {
   startTurnRequestSchema,
+  turnFeedbackSchema,
+  type TurnFeedbackInput,
+  type TurnFeedbackResult,
   type ItemPage,
   type StartTurnRequest,
   type StartTurnResult,
@@ -110,6 +113,42 @@ export class ConversationCore {
     return storedTurns.readStoredTurn(this.#store, meta.id, turnId)?.turn ?? null;
   }
 
+  /**
+   * A user's verdict on a finished turn: appended to the timeline (views ignore it; the turn's `mol.feedback` shows
+   * the latest), then, when negative, reported to the rollout guard against the label arm that ran the turn. The
+   * guard counts only the first negative feedback per turn, and only while the label still carries the canary (and
+   * the arm's version) the turn was counted under; `counted` says whether it did. A turn still answering is
+   * refused; one whose background steps still run here is waited for, so the guard has counted it first.
+   */
+  async recordFeedback(turnId: string, input: TurnFeedbackInput): Promise<TurnFeedbackResult> {
+    const feedback = turnFeedbackSchema.parse(input);
+    const meta = this.#store.readMeta();
+    const before = meta ? this.#turns.readTurn(turnId) : null;
+    if (!meta || !before || before.deleted) return { ok: false, error: "not_found" };
+    if (before.turn.status === "in_progress") return { ok: false, error: "in_progress" };
+    await this.#turns.finished(turnId);
+    this.#store.append([
+      {
+        type: "feedback",
+        turnId,
+        rating: feedback.rating,
+        ...(feedback.comment === undefined ? {} : { comment: feedback.comment }),
+      },
+    ]);
+    const stored = storedTurns.readStoredTurn(this.#store, meta.id, turnId);
+    if (!stored) return { ok: false, error: "not_found" };
+    const { harness } = stored.turn.mol;
+    let counted = false;
+    if (feedback.rating === "negative" && harness && this.#loop.rollout) {
+      const choice = { label: harness.label, arm: harness.arm, source: harness.source };
+      // The guard's loss only (D1 unreachable): the feedback itself is stored.
+      counted = await this.#loop.rollout
+        .recordFeedback({ tenantId: meta.tenantId, turnId, harnessHash: harness.hash, choice })
+        .catch(() => false);
+    }
+    return { ok: true, turn: stored.turn, counted };
+  }
+
   readItem(itemId: string): Promise<StoredItem | null> {
     const meta = this.#store.readMeta();
     return Promise.resolve(meta ? storedTurns.readItem(this.#store, meta.id, itemId) : null);
@@ -183,6 +222,7 @@ export const CONVERSATION_OPERATIONS = [
   "exportThrough",
   "deleteResponse",
   "cancelTurn",
+  "recordFeedback",
   "readItem",
   "deleteItem",
   "addItems",

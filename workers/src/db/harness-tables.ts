@@ -96,7 +96,35 @@ export const harnessRolloutCounts = sqliteTable(
     canaryHarness: text("canary_harness").notNull(),
     arm: text("arm", { enum: ["production", "canary"] }).notNull(),
     turns: integer("turns").notNull(),
+    /** Failed turns: what the rule reads (a turn is one failure however many categories below it hits). */
     failures: integer("failures").notNull(),
+    // Failed turns by category (harness-registry/turn-failures.ts); a turn may be in several.
+    turnFailed: integer("turn_failed").notNull().default(0),
+    genuiRejected: integer("genui_rejected").notNull().default(0),
+    jsonOutputInvalid: integer("json_output_invalid").notNull().default(0),
+    toolArgumentsInvalid: integer("tool_arguments_invalid").notNull().default(0),
+    checkFailed: integer("check_failed").notNull().default(0),
+    feedbackNegative: integer("feedback_negative").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.name, t.canaryHarness, t.arm] })],
+);
+
+/**
+ * The turns the guard counted, one row each: what the user's feedback on a turn later needs to count against the
+ * same canary and arm, once (a turn already failed is not a second failure; a second negative feedback is none).
+ */
+export const harnessRolloutTurns = sqliteTable(
+  "harness_rollout_turns",
+  {
+    tenantId: text("tenant_id").notNull(),
+    turnId: text("turn_id").notNull(),
+    name: text("name").notNull(),
+    canaryHarness: text("canary_harness").notNull(),
+    arm: text("arm", { enum: ["production", "canary"] }).notNull(),
+    /** 1 when the turn counts as a failure (its own categories, or negative feedback since). */
+    failed: integer("failed").notNull(),
+    /** 1 once the turn's negative feedback was counted. */
+    feedbackNegative: integer("feedback_negative").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.turnId] })],
 );

@@ -297,6 +297,21 @@ export const harnessChangedEventSchema = z.object({
   changed: z.array(z.string()).max(MAX_HARNESS_CHANGED_PATHS).optional(),
 });
 
+/** Longest comment a user's feedback may carry. */
+export const MAX_FEEDBACK_COMMENT_CHARS = 2048;
+
+/**
+ * A user's verdict on a stored turn (`POST /v1/responses/{id}/feedback`), appended after the turn, possibly long
+ * after. Views ignore it (a line added to an old turn would rewrite the middle of the views); the API shows the
+ * turn's latest as `mol.feedback`, and negative feedback counts for the rollout guard once per turn.
+ */
+export const feedbackEventSchema = z.object({
+  ...base,
+  type: z.literal("feedback"),
+  rating: z.enum(["positive", "negative"]),
+  comment: z.string().max(MAX_FEEDBACK_COMMENT_CHARS).optional(),
+});
+
 export const timelineEventSchema = z.discriminatedUnion("type", [
   userMessageEventSchema,
   routeDecisionEventSchema,
@@ -313,6 +328,7 @@ export const timelineEventSchema = z.discriminatedUnion("type", [
   toolsChangedEventSchema,
   stepEventSchema,
   harnessChangedEventSchema,
+  feedbackEventSchema,
 ]);
 export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 export type TimelineEventType = TimelineEvent["type"];

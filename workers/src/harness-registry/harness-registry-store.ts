@@ -1,5 +1,6 @@
 import type { AuditDraft, Page } from "../tenancy/tenant-store.ts";
 import type { ArmCounts, HarnessGuardSettings } from "./rollout-guard.ts";
+import type { FailureCategory, FailureCategoryCounts } from "./turn-failures.ts";
 
 /**
  * The harness registry's storage, a capability type (D1 in production: cloudflare/d1-harness-registry-store.ts).
@@ -66,6 +67,25 @@ export interface HarnessLabelMove {
   createdAt: number;
 }
 
+/** One arm's evidence against a canary: turns and failed turns (what the rule reads), and failures by category. */
+export interface ArmTally extends ArmCounts {
+  categories: FailureCategoryCounts;
+}
+
+/** Both arms' evidence against one canary version of a label. */
+export interface RolloutCounts {
+  production: ArmTally;
+  canary: ArmTally;
+}
+
+/** Where a counted turn's evidence goes: the label, the canary it carried, and the arm that ran the turn. */
+export interface RolloutKey {
+  tenantId: string;
+  name: string;
+  canaryHarness: string;
+  arm: "production" | "canary";
+}
+
 export interface PageQuery {
   limit: number;
   order: "asc" | "desc";
@@ -106,16 +126,21 @@ export interface HarnessRegistryStore {
     audit: AuditDraft;
   }): Promise<HarnessLabel>;
   /**
-   * Counts one finished turn of the label's `arm` against its canary `canaryHarness`; returns both arms' counts
-   * after it (one transaction).
+   * Counts one finished turn of the label's `arm` against its canary `canaryHarness` (once per turn id: a repeat
+   * changes nothing): a turn, a failure when `failures` is not empty, and one per category in it. Returns both
+   * arms' counts after it (one transaction).
    */
-  recordRolloutOutcome(outcome: {
-    tenantId: string;
-    name: string;
-    canaryHarness: string;
-    arm: "production" | "canary";
-    failed: boolean;
-  }): Promise<{ production: ArmCounts; canary: ArmCounts }>;
+  recordRolloutOutcome(
+    outcome: RolloutKey & { turnId: string; failures: readonly FailureCategory[] },
+  ): Promise<RolloutCounts>;
+  /**
+   * Counts the user's negative feedback on a turn counted under the same key: `feedback_negative`, and a failure
+   * when the turn was not one already. Only the first per turn counts; undefined when it does not (the turn was
+   * not counted under that key, or its negative feedback already was). One transaction.
+   */
+  recordRolloutFeedback(feedback: RolloutKey & { turnId: string }): Promise<RolloutCounts | undefined>;
+  /** Both arms' counts against the label's canary `canaryHarness` (zeros before any turn). */
+  readRolloutCounts(tenantId: string, name: string, canaryHarness: string): Promise<RolloutCounts>;
   /**
    * Removes the label's canary if it is still `canaryHarness` (else undefined: someone moved it first), with its
    * history entry and audit entry, all in one transaction. Returns the label as moved.

@@ -2,8 +2,9 @@ import { z } from "zod";
 
 /**
  * The guarded rollout's rule: is a label's canary worse than its production version, on the turns each arm ran?
- * A turn is a failure when it failed (`turn_failed`) or a check on its answer did (GenUI validation rejected, a
- * step's `fail` verdict). The rule is a one-sided Wald SPRT on the canary's failure rate:
+ * A turn is a failure when it failed (`turn_failed`), a check on its answer did (GenUI validation rejected, a
+ * step's `fail` verdict) or its user said so (negative feedback): one failure however many of these it hits (the
+ * categories are counted beside, turn-failures.ts). The rule is a one-sided Wald SPRT on the canary's failure rate:
  *
  * - H0: p = p0, where p0 is production's observed failure rate, never below `floor` (a small or perfect
  *   production sample does not make every canary failure damning); H1: p = p1 = p0 + `delta`.

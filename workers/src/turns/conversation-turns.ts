@@ -42,6 +42,8 @@ export class ConversationTurns {
   readonly #summaries = new SummarySchedule();
   /** Turns whose loop has not returned: past the queue, their background steps and charging may still run. */
   readonly #finishing = new Set<Promise<void>>();
+  /** Each running turn's loop by turn id (see {@link ConversationTurns.finished}). */
+  readonly #loops = new Map<string, Promise<void>>();
   readonly #cancels = new Map<string, AbortController>();
   /** Settles when the turn's answer is decided (its client stream has ended); summary and charge may follow. */
   readonly #answered = new Map<string, Promise<void>>();
@@ -171,7 +173,11 @@ export class ConversationTurns {
                 stages,
               });
               this.#finishing.add(loop);
-              await loop.finally(() => this.#finishing.delete(loop));
+              this.#loops.set(id, loop);
+              await loop.finally(() => {
+                this.#finishing.delete(loop);
+                this.#loops.delete(id);
+              });
             } finally {
               this.#cancels.delete(id);
               this.#pending.delete(id);
@@ -206,6 +212,14 @@ export class ConversationTurns {
     // A replay for a key already seen is of the turn that key started.
     const key = request.idempotency?.key;
     return { ok: true, turnId: (key && this.#deps.store.readIdempotency(key)?.turnId) || turnId };
+  }
+
+  /**
+   * Resolves once the turn's loop ran to its end here (its rollout outcome reported, its background steps done); at
+   * once for a turn not running here. What the user's feedback waits for, so the guard has counted the turn first.
+   */
+  async finished(turnId: string): Promise<void> {
+    await this.#loops.get(turnId)?.catch(() => undefined);
   }
 
   /** Resolves once the turn's answer is decided (answered, failed or cancelled); at once for one not running. */

@@ -52,7 +52,12 @@ import type {
   HarnessChoice,
   HarnessChoiceInput,
 } from "../harness-registry/choose-turn-harness.ts";
-import { readTurnFailed, type TurnOutcomeRecorder } from "../harness-registry/guard-rollout.ts";
+import type { TurnOutcomeRecorder } from "../harness-registry/guard-rollout.ts";
+import {
+  categorizeStepEvent,
+  readTurnFailures,
+  type FailureCategory,
+} from "../harness-registry/turn-failures.ts";
 import { createPartStream } from "../lib/create-part-stream.ts";
 import { buildTurnRecord } from "../conversation/build-turn-record.ts";
 import {
@@ -229,13 +234,14 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
   const record = () =>
     stages.timeSync("record", () => buildTurnRecord(job.conversationId, timeline.readTurn(turnId)));
   let completionTokens = 0;
-  /** A step's `fail` verdict on the answer: a failed turn for the rollout guard, though the answer stands. */
-  let checkFailed = false;
+  /** Steps' `fail` verdicts on the answer, by category: a failed turn for the rollout guard, the answer stands. */
+  const stepFailures: FailureCategory[] = [];
   const append = (...events: TimelineEvent[]): void => {
     stages.timeSync("timeline", () => timeline.append(...events));
     for (const event of events) {
       completionTokens += spentTokens(event);
-      if (event.type === "step" && event.verdict === "fail") checkFailed = true;
+      const failure = event.type === "step" ? categorizeStepEvent(event) : undefined;
+      if (failure) stepFailures.push(failure);
     }
   };
   const turn: TurnState = {
@@ -345,7 +351,7 @@ export async function runTurnLoop(deps: TurnLoopDeps, job: TurnJob): Promise<voi
     const finished = record();
     await emitEvent(job, finished, "turn");
     // Off the client's path, before the summary: the turn's verdict for the label's rollout guard.
-    const outcome = reportOutcome(deps, job, finished, checkFailed);
+    const outcome = reportOutcome(deps, job, finished, stepFailures);
     // Started (their first reads done) before the next turn may append anything, then awaited outside the queue.
     const background = runBackgroundSteps(program?.background ?? [], (step) => contextFor(step, true));
     job.release?.();
@@ -500,14 +506,14 @@ async function reportOutcome(
   deps: TurnLoopDeps,
   job: TurnJob,
   turn: TurnRecord,
-  checkFailed: boolean,
+  stepFailures: readonly FailureCategory[],
 ): Promise<void> {
   const choice = job.harnessChoice;
   if (!deps.rollout || !choice || choice.label === null || choice.arm === null) return;
-  const failed = readTurnFailed(turn, checkFailed);
-  if (failed === undefined) return;
+  const failures = readTurnFailures(turn, stepFailures);
+  if (failures === undefined) return;
   await deps.rollout
-    .record({ tenantId: job.tenantId, harnessHash: job.harnessHash, choice, failed })
+    .record({ tenantId: job.tenantId, turnId: job.turnId, harnessHash: job.harnessHash, choice, failures })
     .catch(() => undefined);
 }
 

@@ -64,9 +64,11 @@ export function applyEventToViews(
     case "summary_failed":
       return applySummaryFailed(views, event.turnId);
     case "genui_validation":
+    case "feedback":
     case "response_deleted":
     case "item_deleted":
-      // Tombstones hide things from the API only: removing a line would rewrite the middle of the views.
+      // Tombstones hide things from the API only: removing a line would rewrite the middle of the views. A GenUI
+      // verdict and a user's feedback are for the API and the rollout guard, never shown to a specialist.
       return views;
     case "harness_changed":
       // The views are built under one harness; a change rebuilds them from the timeline (conversation-timeline.ts).

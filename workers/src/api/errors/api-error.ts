@@ -57,6 +57,7 @@ export type ApiErrorCode =
   | "idempotency_key_reused"
   | "api_key_not_rotatable"
   | "webhook_endpoint_disabled"
+  | "response_in_progress"
   // GenUI components: a rejected one carries its validation report; the sandbox origin must be configured.
   | "genui_component_rejected"
   | "genui_sandbox_unconfigured"

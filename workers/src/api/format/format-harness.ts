@@ -1,5 +1,7 @@
-import { DEFAULT_GUARD_SETTINGS } from "../../harness-registry/rollout-guard.ts";
+import { DEFAULT_GUARD_SETTINGS, decideRollout } from "../../harness-registry/rollout-guard.ts";
 import type {
+  ArmTally,
+  RolloutCounts,
   HarnessLabel,
   HarnessLabelMove,
   HarnessLabelTarget,
@@ -59,6 +61,38 @@ export function formatHarnessLabel(label: HarnessLabel) {
     revision: label.revision,
     updated_by: label.updatedBy,
     updated_at: label.updatedAt,
+  };
+}
+
+/** An arm's evidence as the guard endpoint shows it: turns, failed turns, and failures by category. */
+function formatArmTally(tally: ArmTally) {
+  return { turns: tally.turns, failures: tally.failures, categories: tally.categories };
+}
+
+/**
+ * `GET /v1/harness-labels/{name}/guard`: the label's canary, the guard's settings in force, both arms' counts against
+ * that canary and the rule's statistic on them now (rollout-guard.ts); `counts` and `statistic` are null while the
+ * label has no canary (there is nothing to decide).
+ */
+export function formatHarnessGuard(label: HarnessLabel, counts: RolloutCounts | null) {
+  const settings = label.guard ?? DEFAULT_GUARD_SETTINGS;
+  const decision = counts && decideRollout(counts.production, counts.canary, settings);
+  return {
+    object: "harness.label.guard" as const,
+    label: label.name,
+    ...formatTarget(label),
+    settings,
+    counts: counts && {
+      production: formatArmTally(counts.production),
+      canary: formatArmTally(counts.canary),
+    },
+    statistic: decision && {
+      llr: decision.llr,
+      boundary: decision.boundary,
+      p0: decision.p0,
+      p1: decision.p1,
+      roll_back: decision.rollBack,
+    },
   };
 }
 

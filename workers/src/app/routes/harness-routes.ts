@@ -14,6 +14,7 @@ import {
 } from "../../api/errors/request-errors.ts";
 import {
   formatHarnessDiff,
+  formatHarnessGuard,
   formatHarnessLabel,
   formatHarnessLabelMove,
   formatHarnessVersion,
@@ -178,6 +179,19 @@ const routes = {
       404: errorResponse("`harness` or `canary.harness` names no version the caller can see"),
     },
   }),
+  labelGuard: createRoute({
+    method: "get",
+    path: "/v1/harness-labels/{name}/guard",
+    security,
+    request: { params: harnessLabelParamsSchema },
+    description:
+      "The rollout guard on the label's canary: the settings in force, both arms' turns and failures (in total and by category) and the rule's statistic now.",
+    responses: {
+      200: jsonResponse("The guard's state; `counts` and `statistic` are null while the label has no canary"),
+      ...errorResponses(400, 401),
+      404: errorResponse("The tenant has no label of this name"),
+    },
+  }),
   labelHistory: createRoute({
     method: "get",
     path: "/v1/harness-labels/{name}/history",
@@ -338,6 +352,17 @@ export function registerHarnessRoutes(app: OpenAPIHono<AppEnv>): void {
       },
     });
     return c.json(formatHarnessLabel(label), 200);
+  });
+
+  app.openapi(routes.labelGuard, async (c) => {
+    const { name } = c.req.valid("param");
+    const registry = c.var.deps.harnessRegistry;
+    const label = await registry.getLabel(c.var.tenantId, name);
+    if (!label) throw createNotFoundError("harness_label", name);
+    const counts = label.canary
+      ? await registry.readRolloutCounts(c.var.tenantId, name, label.canary.harness)
+      : null;
+    return c.json(formatHarnessGuard(label, counts), 200);
   });
 
   app.openapi(routes.labelHistory, async (c) => {

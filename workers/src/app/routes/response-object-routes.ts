@@ -11,13 +11,16 @@ import { createResponsesEventStream } from "../../api/sse/create-responses-event
 import type { ConversationHandle } from "../../core/conversation-core.ts";
 import type { StoredTurn } from "../../conversation/conversation-rpc.ts";
 import { buildContextItemId, parseResponseId } from "../../conversation/item-id.ts";
+import { MAX_FEEDBACK_COMMENT_CHARS } from "../../db/timeline-event.ts";
 import { readPartStream } from "../../lib/create-part-stream.ts";
 import type { AppEnv } from "../app-deps.ts";
 import { SSE_HEADERS } from "../serve-turn.ts";
 import {
   TENANT_SECURITY,
+  JSON_BODY_ERRORS,
   errorResponse,
   errorResponses,
+  jsonBody,
   jsonOrEventStreamResponse,
   jsonResponse,
 } from "../route-contract.ts";
@@ -36,6 +39,18 @@ export const retrieveResponseQuerySchema = z
 export const inputItemsQuerySchema = z.object({ ...pageQueryFields }).openapi("ListInputItemsQuery");
 
 const responseIdParamsSchema = z.object({ id: pathIdSchema("id", "resp_turn_0123") });
+
+/** `POST /v1/responses/{id}/feedback`: the user's verdict on the answer. */
+export const responseFeedbackBodySchema = z
+  .strictObject({
+    rating: z.enum(["positive", "negative"]).describe("The user's verdict on the answer."),
+    comment: z
+      .string()
+      .max(MAX_FEEDBACK_COMMENT_CHARS)
+      .optional()
+      .describe("Why, in the user's words; shown in `mol.feedback`."),
+  })
+  .openapi("ResponseFeedbackRequest");
 
 const security = TENANT_SECURITY;
 const notFound = {
@@ -78,6 +93,18 @@ const routes = {
       ...notFound,
     },
   }),
+  feedback: createRoute({
+    method: "post",
+    path: "/v1/responses/{id}/feedback",
+    security,
+    ...jsonBody(responseFeedbackBodySchema, { params: responseIdParamsSchema }),
+    responses: {
+      200: jsonResponse("The Response, its `mol.feedback` the feedback just given"),
+      ...errorResponses(...JSON_BODY_ERRORS, 401, 403, 429),
+      ...notFound,
+      409: errorResponse("The response is still in progress"),
+    },
+  }),
   inputItems: createRoute({
     method: "get",
     path: "/v1/responses/{id}/input_items",
@@ -100,7 +127,7 @@ async function requireResponse(
   return { id, turnId: parsed.turnId, handle, stored };
 }
 
-/** Retrieve, delete, cancel, input items. */
+/** Retrieve, delete, cancel, feedback, input items. */
 export function registerResponseObjectRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(routes.retrieve, async (c) => {
     const query = c.req.valid("query");
@@ -138,6 +165,27 @@ export function registerResponseObjectRoutes(app: OpenAPIHono<AppEnv>): void {
     const turn = await handle.cancelTurn(turnId);
     if (!turn) throw createNotFoundError("response", id);
     return c.json(formatResponseObject(turn), 200);
+  });
+
+  app.openapi(routes.feedback, async (c) => {
+    const body = c.req.valid("json");
+    const { id, turnId, handle } = await requireResponse(c);
+    const feedback = {
+      rating: body.rating,
+      ...(body.comment === undefined ? {} : { comment: body.comment }),
+    };
+    const result = await handle.recordFeedback(turnId, feedback);
+    if (!result.ok && result.error === "in_progress") {
+      throw new ApiError({
+        status: 409,
+        type: "invalid_request_error",
+        code: "response_in_progress",
+        param: null,
+        message: "Feedback is taken once the response has finished.",
+      });
+    }
+    if (!result.ok) throw createNotFoundError("response", id);
+    return c.json(formatResponseObject(result.turn), 200);
   });
 
   app.openapi(routes.inputItems, async (c) => {
