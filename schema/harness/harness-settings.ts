@@ -261,7 +261,8 @@ export const DEFAULT_TURN_PROGRAM: TurnProgram = {
  */
 export const genuiSettingsSchema = z.strictObject({
   contract: z.literal(GENUI_CONTRACT_VERSION),
-  labels: z.array(adapterIdSchema).max(32),
+  /** Unique (checked in harness-document.ts; said in the JSON Schema here). */
+  labels: z.array(adapterIdSchema).max(32).meta({ uniqueItems: true }),
 });
 export type GenuiSettings = z.infer<typeof genuiSettingsSchema>;
 

@@ -68,6 +68,8 @@ export const specialistToolPolicySchema = z.strictObject({
     .min(1)
     .max(MAX_TOOLS)
     .refine((names) => new Set(names).size === names.length, "tool names must be unique")
+    // Said in the JSON Schema too (the API's OpenAPI document), where a refinement does not reach.
+    .meta({ uniqueItems: true })
     .optional(),
 });
 export type SpecialistToolPolicy = z.infer<typeof specialistToolPolicySchema>;

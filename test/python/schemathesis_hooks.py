@@ -86,6 +86,11 @@ BEYOND_SCHEMA: list[tuple[str, int, str, str, str]] = [
         (operation, 400, r"^document(\.|\[|$)", HARNESS_DOCUMENT_RULES, "fields against each other, the edge's step kinds")
         for operation in ("POST /v1/harnesses", "POST /v1/admin/harnesses")
     ],
+    # A specialist's output schema is a JSON Schema the subset checker reads (as a tool's parameters are).
+    *[
+        (operation, 400, r"^document\.specialists\..+\.output\.schema$", r".", "a schema language of its own")
+        for operation in ("POST /v1/harnesses", "POST /v1/admin/harnesses")
+    ],
     *[
         (operation, 413, r"^document$", r"bytes of canonical JSON", "a byte count of the whole document")
         for operation in ("POST /v1/harnesses", "POST /v1/admin/harnesses")
