@@ -41,7 +41,9 @@ async function main(): Promise<void> {
     { engine: env.MOL_ENGINE, model: env.MOL_BASE_MODEL ?? env.MOL_ENGINE_URL, threads, routeThreads },
     "loading engine",
   );
-  const engine = await createEngineFromConfig(config, threads, routeThreads);
+  const engine = await createEngineFromConfig(config, threads, routeThreads, (message) =>
+    logger.warn(message),
+  );
   const nc = await connect({
     servers: env.MOL_NATS_URL.split(","),
     name: `molmesh-gpu-node-${nodeId}`,

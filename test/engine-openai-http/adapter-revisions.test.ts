@@ -11,7 +11,7 @@ import {
   LLAMA_URL,
   VLLM_URL,
   generateRequest,
-  llamaServerInitHandler,
+  llamaServerInitHandlers,
   llamaServerOptions,
   useMockEngineServer,
   vllmInitHandlers,
@@ -168,7 +168,7 @@ const llamaReply = toSseFrames(
 describe("llama-server adapter revisions at run time", () => {
   it("loading selects one of the server's LoRAs by path; unloading only stops selecting it", async () => {
     const completions = recordCompletions(LLAMA_URL, llamaReply);
-    server.use(llamaServerInitHandler(), completions.handler);
+    server.use(...llamaServerInitHandlers(), completions.handler);
     const engine = await createOpenAiHttpEngine(llamaServerOptions());
     seen.length = 0;
     const canary = await engine.loadAdapter({ label: "chat", path: FOREIGN_GGUF, scale: 0.5 });
@@ -190,7 +190,7 @@ describe("llama-server adapter revisions at run time", () => {
   });
 
   it("fails clearly for a path the server was not started with, and changes nothing", async () => {
-    server.use(llamaServerInitHandler());
+    server.use(...llamaServerInitHandlers());
     const engine = await createOpenAiHttpEngine(llamaServerOptions());
     const before = engine.adapters();
     const failure = engine.loadAdapter({ label: "agent", path: "/srv/adapters/agent.gguf" });
@@ -201,7 +201,7 @@ describe("llama-server adapter revisions at run time", () => {
 
   it("sends every LoRA id the server holds, each with an explicit scale, on every request", async () => {
     const completions = recordCompletions(LLAMA_URL, llamaReply);
-    server.use(llamaServerInitHandler([CHAT_GGUF, FOREIGN_GGUF, CODING_GGUF]), completions.handler);
+    server.use(...llamaServerInitHandlers([CHAT_GGUF, FOREIGN_GGUF, CODING_GGUF]), completions.handler);
     const engine = await createOpenAiHttpEngine(llamaServerOptions());
     const canary = await engine.loadAdapter({ label: "chat", path: FOREIGN_GGUF });
     const bare = await engine.loadAdapter({ label: "summary" });

@@ -12,7 +12,7 @@ import {
   DEFAULT_VLLM_LORAS,
   generateRequest,
   LLAMA_URL,
-  llamaServerInitHandler,
+  llamaServerInitHandlers,
   llamaServerOptions,
   useMockEngineServer,
   vllmInitHandlers,
@@ -39,7 +39,7 @@ async function generateAgainst(
 ) {
   const url = flavor === "vllm" ? VLLM_URL : LLAMA_URL;
   server.use(
-    ...(flavor === "vllm" ? vllmInitHandlers(DEFAULT_VLLM_LORAS) : [llamaServerInitHandler()]),
+    ...(flavor === "vllm" ? vllmInitHandlers(DEFAULT_VLLM_LORAS) : llamaServerInitHandlers()),
     http.post(`${url}/v1/completions`, reply),
   );
   const engine = await createOpenAiHttpEngine(flavor === "vllm" ? vllmOptions() : llamaServerOptions());

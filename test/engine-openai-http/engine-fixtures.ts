@@ -6,7 +6,9 @@ import type { OpenAiHttpEngineOptions } from "../../gpu-nodes/src/engine/openai-
 import {
   createQueuedClock,
   interceptedFetch,
+  llamaServerErrorResponse,
   llamaServerLoraList,
+  llamaServerSlotList,
   vllmErrorResponse,
   vllmModelList,
 } from "./fake-engine-replies.ts";
@@ -135,6 +137,36 @@ export function vllmInitHandlers(preloaded: ReadonlyArray<{ name: string; path: 
 /** What the vLLM in these tests was started with: `coding` under its --lora-modules name (see vllmOptions). */
 export const DEFAULT_VLLM_LORAS = [{ name: "coding-v3", path: CODING_PATH }];
 
-export function llamaServerInitHandler(paths: readonly string[] = [CHAT_GGUF, FOREIGN_GGUF, CODING_GGUF]) {
-  return http.get(`${LLAMA_URL}/lora-adapters`, () => HttpResponse.json(llamaServerLoraList(paths)));
+/** How the fake llama-server tells its slot count: `GET /slots` (the default), only `GET /props`, or neither. */
+export type LlamaServerSlotReply = { count: number; from: "slots" | "props" } | "untold";
+
+/**
+ * A llama-server's start-up endpoints: `GET /lora-adapters` lists `paths`; `GET /slots` and `GET /props` tell
+ * the slot count as `slots` says (with `--no-slots` /slots answers 501; an older build's /props lacks
+ * `total_slots`).
+ */
+export function llamaServerInitHandlers(
+  paths: readonly string[] = [CHAT_GGUF, FOREIGN_GGUF, CODING_GGUF],
+  slots: LlamaServerSlotReply = { count: 4, from: "slots" },
+) {
+  const count = slots === "untold" ? 0 : slots.count;
+  return [
+    http.get(`${LLAMA_URL}/lora-adapters`, () => HttpResponse.json(llamaServerLoraList(paths))),
+    http.get(`${LLAMA_URL}/slots`, () =>
+      slots !== "untold" && slots.from === "slots"
+        ? HttpResponse.json(llamaServerSlotList(count))
+        : llamaServerErrorResponse(
+            501,
+            "This server does not support slots endpoint. Start it with `--slots`",
+            "not_supported_error",
+          ),
+    ),
+    http.get(`${LLAMA_URL}/props`, () =>
+      HttpResponse.json({
+        ...(slots === "untold" ? {} : { total_slots: count }),
+        model_path: "/models/qwen2.5-0.5b-instruct-q8_0.gguf",
+        chat_template: "",
+      }),
+    ),
+  ];
 }

@@ -178,6 +178,17 @@ export function llamaServerLoraList(paths: readonly string[]) {
   return paths.map((path, id) => ({ id, path, scale: 1.0, task_name: "", prompt_prefix: "" }));
 }
 
+/** GET /slots: one entry per `--parallel` slot, idle (fields as llama.cpp's server sends them, abridged). */
+export function llamaServerSlotList(count: number) {
+  return Array.from({ length: count }, (_, id) => ({
+    id,
+    id_task: -1,
+    n_ctx: 4096,
+    speculative: false,
+    is_processing: false,
+  }));
+}
+
 /** A clock that returns the given instants in order, then keeps returning the last one. */
 export function createQueuedClock(instants: readonly number[]): () => number {
   const queue = [...instants];

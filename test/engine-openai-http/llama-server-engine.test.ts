@@ -7,7 +7,7 @@ import {
   CHAT_GGUF,
   generateRequest,
   LLAMA_URL,
-  llamaServerInitHandler,
+  llamaServerInitHandlers,
   llamaServerOptions,
   useMockEngineServer,
 } from "./engine-fixtures.ts";
@@ -32,9 +32,9 @@ function completionHandler(
 
 describe("llama-server init", () => {
   it("maps adapter paths to llama-server LoRA ids from GET /lora-adapters", async () => {
-    server.use(llamaServerInitHandler());
+    server.use(...llamaServerInitHandlers());
     const engine = await createOpenAiHttpEngine(llamaServerOptions());
-    expect(seen).toEqual(["GET /lora-adapters"]);
+    expect(seen).toEqual(["GET /slots", "GET /lora-adapters"]);
     expect(engine.kind).toBe("llama-server");
     expect(engine.adapters().map(({ id, lora }) => ({ id, lora }))).toEqual([
       { id: "l0", lora: false },
@@ -45,7 +45,7 @@ describe("llama-server init", () => {
   });
 
   it("fails clearly when llama-server was started without an adapter", async () => {
-    server.use(llamaServerInitHandler([CHAT_GGUF]));
+    server.use(...llamaServerInitHandlers([CHAT_GGUF]));
     const failure = createOpenAiHttpEngine(llamaServerOptions());
     await expect(failure).rejects.toBeInstanceOf(BadRequestError);
     await expect(failure).rejects.toThrow(
@@ -58,7 +58,7 @@ describe("llama-server generate", () => {
   it("lists every server LoRA with explicit zeros, keeps the prompt cache and reads usage", async () => {
     const bodies: Array<Record<string, unknown>> = [];
     server.use(
-      llamaServerInitHandler(),
+      ...llamaServerInitHandlers(),
       completionHandler(bodies, {
         pieces: ["def", " add", "(a, b)"],
         finishReason: "stop",
@@ -89,6 +89,8 @@ describe("llama-server generate", () => {
           { id: 2, scale: 0.75 },
         ],
         cache_prompt: true,
+        // Which slot is tenant-isolation.test.ts's to check.
+        id_slot: expect.any(Number) as number,
       },
     ]);
     expect(deltas).toEqual(["def", " add", "(a, b)"]);
@@ -105,7 +107,7 @@ describe("llama-server generate", () => {
   it("zeroes every LoRA for a bare-base adapter and compiles choices to an escaped GBNF grammar", async () => {
     const bodies: Array<Record<string, unknown>> = [];
     server.use(
-      llamaServerInitHandler(),
+      ...llamaServerInitHandlers(),
       completionHandler(bodies, {
         pieces: ["chat"],
         finishReason: "stop",
@@ -131,7 +133,7 @@ describe("llama-server generate", () => {
 
   it("falls back to llama-server timings when the stream carries no OpenAI usage", async () => {
     server.use(
-      llamaServerInitHandler(),
+      ...llamaServerInitHandlers(),
       completionHandler([], {
         pieces: ["ok"],
         finishReason: "length",
@@ -158,7 +160,7 @@ describe("llama-server generate", () => {
     });
     const bytes = new TextEncoder().encode(toSseFrames(payloads).join(""));
     server.use(
-      llamaServerInitHandler(),
+      ...llamaServerInitHandlers(),
       http.post(`${LLAMA_URL}/v1/completions`, () => {
         let offset = 0;
         // 7-byte reads cut frames and multi-byte characters in half.

@@ -9,7 +9,7 @@ import {
   DEFAULT_VLLM_LORAS,
   generateRequest,
   LLAMA_URL,
-  llamaServerInitHandler,
+  llamaServerInitHandlers,
   llamaServerOptions,
   useMockEngineServer,
   vllmInitHandlers,
@@ -69,7 +69,7 @@ function vllmServer(bodies: Body[], pieces: string[]) {
 
 function llamaServer(bodies: Body[], pieces: string[]) {
   server.use(
-    llamaServerInitHandler(),
+    ...llamaServerInitHandlers(),
     http.post(`${LLAMA_URL}/v1/completions`, async ({ request }) => {
       bodies.push((await request.json()) as Body);
       return sseResponse(

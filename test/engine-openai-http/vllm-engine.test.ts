@@ -125,6 +125,8 @@ describe("vLLM generate", () => {
           top_k: -1,
           stop: ["<|user|>"],
           seed: 7,
+          // generateRequest() names no tenant: a fixed salt, never none (tenant-isolation.test.ts).
+          cache_salt: "mol-untenanted",
         },
       },
     ]);

@@ -37,6 +37,19 @@ describe("GPU node configuration", () => {
     }
   });
 
+  it("reads MOL_CACHE_SALT_SECRET trimmed, and a blank one as unset", () => {
+    const engine = {
+      MOL_ENGINE: "openai-http",
+      MOL_ENGINE_URL: "http://10.0.0.5:8000",
+      MOL_ENGINE_MODEL: "m",
+    };
+    const secret = parseNodeConfig({ ...engine, MOL_CACHE_SALT_SECRET: " s3cret " }).env;
+    expect(secret.MOL_CACHE_SALT_SECRET).toBe("s3cret");
+    expect(
+      parseNodeConfig({ ...engine, MOL_CACHE_SALT_SECRET: "  " }).env.MOL_CACHE_SALT_SECRET,
+    ).toBeUndefined();
+  });
+
   it("rejects a heartbeat TTL shorter than two beats", () => {
     expect(() =>
       parseNodeConfig({

@@ -46,6 +46,11 @@ export const nodeEnvSchema = z
     MOL_ENGINE_URL: optionalString.pipe(z.url().optional()),
     MOL_ENGINE_API_KEY: optionalString,
     MOL_ENGINE_MODEL: optionalString,
+    /**
+     * openai-http with vLLM: the secret each tenant's `cache_salt` is derived from; the same on every node of one
+     * vLLM. Unset: derived from MOL_ENGINE_URL and MOL_ENGINE_MODEL.
+     */
+    MOL_CACHE_SALT_SECRET: optionalString,
     MOL_BASE_MODEL: optionalString,
     MOL_MODELS_DIR: optionalString,
     MOL_ADAPTERS: z

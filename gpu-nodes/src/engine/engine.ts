@@ -53,6 +53,11 @@ export interface EngineGenerateRequest {
   /** KV slot key: the engine keeps (conversationId, adapter revision) warm so the next view reuses its prefix. */
   conversationId: string;
   /**
+   * Whose request this is. The HTTP engines keep tenants' cached prompts apart by it (vLLM `cache_salt`) or
+   * choose slots with it (llama-server); absent on a request that names no tenant.
+   */
+  tenantId?: string | undefined;
+  /**
    * The exact prompt (the adapter's view); engines apply no chat template on top. Special tokens the
    * harness templates inserted sit between the sentinels of schema/harness/chat-templates.ts.
    */

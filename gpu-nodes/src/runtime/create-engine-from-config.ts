@@ -18,11 +18,15 @@ export async function resolveModelPath(uriOrPath: string, modelsDir = DEFAULT_MO
   return await resolveModelFile(uriOrPath, { directory: modelsDir, cli: true });
 }
 
-/** Picks and builds the engine the configuration names; the node service only ever sees `Engine`. */
+/**
+ * Picks and builds the engine the configuration names; the node service only ever sees `Engine`. `warn` hears of
+ * a setup that serves but degraded (a llama-server whose slot count cannot be read).
+ */
 export async function createEngineFromConfig(
   config: NodeConfig,
   threads: number,
   routeThreads: number = threads,
+  warn: (message: string) => void = () => undefined,
 ): Promise<Engine> {
   const { env } = config;
   const adapters = [...config.adapterPaths].map(([id, path]) => ({ id, path }));
@@ -38,6 +42,8 @@ export async function createEngineFromConfig(
       fetch: globalThis.fetch.bind(globalThis),
       now: () => performance.now(),
       warmSlotsPerAdapter: env.MOL_SLOTS_PER_ADAPTER,
+      cacheSaltSecret: env.MOL_CACHE_SALT_SECRET,
+      warn,
     });
   }
   const baseModelPath = await resolveModelPath(env.MOL_BASE_MODEL as string, env.MOL_MODELS_DIR);

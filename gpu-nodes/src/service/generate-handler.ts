@@ -88,6 +88,7 @@ function engineBase(request: GenerateRequest, adapter: EngineAdapterInfo, ctx: G
     // The revision resolved above, by name: a bare label could meet another default once the engine has moved on.
     adapter: adapter.name,
     conversationId: request.slotKey,
+    ...(request.tenantId === undefined ? {} : { tenantId: request.tenantId }),
     signal: ctx.signal,
     ...(background
       ? {

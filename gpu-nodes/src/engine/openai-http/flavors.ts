@@ -22,6 +22,10 @@ export type OpenAiHttpFlavorName = "vllm" | "llama-server";
 export interface FlavorSetup {
   /** The served base model name (vLLM `--served-model-name`, or the model id `/v1/models` lists). */
   baseModel: string;
+  /** vLLM: the node-side secret each tenant's `cache_salt` is derived from (tenant-cache.ts). */
+  cacheSaltSecret: string;
+  /** Reports a degraded but working setup once (llama-server without a readable slot count). */
+  warn: (message: string) => void;
 }
 
 /** One adapter revision to make servable; the engine has named it already. */
@@ -43,8 +47,11 @@ export interface FlavorConnection {
   prepare(adapters: readonly AdapterToServe[]): Promise<AdapterRoute[]>;
   /** Lets go of an adapter no request uses any more (vLLM frees its weights; llama-server keeps them). */
   release(adapter: AdapterToServe): Promise<void>;
-  /** A raw `/v1/completions` request: the adapter's view is the exact prompt, so no chat template applies. */
-  buildCompletionBody(route: AdapterRoute, request: EngineGenerateRequest): CompletionBody;
+  /**
+   * A raw `/v1/completions` request: the adapter's view is the exact prompt, so no chat template applies. It
+   * also carries the request's cache isolation (vLLM `cache_salt`, llama-server `id_slot`).
+   */
+  buildCompletionBody(route: AdapterRoute, request: EngineGenerateRequest): Promise<CompletionBody>;
 }
 
 /** How a request reaches one adapter revision on the engine server. */

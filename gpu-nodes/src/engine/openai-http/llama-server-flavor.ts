@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { BadRequestError, EngineFailureError } from "../../../../schema/wire/v2/index.ts";
+import { parseAdapterName } from "../../../../schema/wire/v2/adapter-name.ts";
 import { toStrictJsonSchema } from "../../../../schema/tools/json-schema-convert.ts";
-import { buildChoiceGrammar, type EngineConstraint } from "../engine.ts";
+import { buildChoiceGrammar, type EngineConstraint, type EngineGenerateRequest } from "../engine.ts";
+import type { CompletionBody } from "./completion-stream.ts";
 import type { EngineHttpClient } from "./engine-http-client.ts";
 import {
   buildSharedBody,
@@ -12,6 +14,8 @@ import {
   type FlavorSetup,
   type OpenAiHttpFlavor,
 } from "./flavors.ts";
+import { readSlotCount } from "./llama-server-slots.ts";
+import { pickSlot } from "./tenant-cache.ts";
 
 const loraListSchema = z.array(z.object({ id: z.number().int(), path: z.string() }));
 type ServerLora = z.infer<typeof loraListSchema>[number];
@@ -73,10 +77,45 @@ function llamaServerConstraint(constraint: EngineConstraint): Record<string, unk
  * at 0. A request leaving an id out gets the server's global scale for it (which `--lora` sets to 1 and any
  * client may change with POST /lora-adapters), and `"lora": []` zeroes nothing (llama.cpp PR #10994, #28674).
  * The list is read again on every load, so a server restarted with other LoRAs is seen at the next one.
+ *
+ * Each request is pinned to a slot (`id_slot`) chosen from its tenant, conversation and adapter label, so a
+ * conversation's hops on one adapter meet their own KV prefix again (tenant-cache.ts). The slot count is read once
+ * at connect; when the server does not tell it, requests go unpinned and llama-server picks a slot itself.
  */
-function connectLlamaServer(client: EngineHttpClient, setup: FlavorSetup): Promise<FlavorConnection> {
+async function connectLlamaServer(client: EngineHttpClient, setup: FlavorSetup): Promise<FlavorConnection> {
   let loras: ServerLora[] = [];
-  return Promise.resolve({
+  const slots = await readSlotCount(client);
+  if (slots === undefined) {
+    setup.warn(
+      "llama-server told no slot count (GET /slots and GET /props failed): requests are not pinned to slots, " +
+        "so a conversation may lose its KV prefix between hops",
+    );
+  }
+  const buildBody = (route: AdapterRoute, request: EngineGenerateRequest): CompletionBody => {
+    const chosen = route.lora;
+    if (chosen !== undefined && !loras.some((lora) => lora.path === chosen.path)) {
+      throw new EngineFailureError(
+        `llama-server no longer holds LoRA ${chosen.path} (restarted without it?)`,
+      );
+    }
+    const body = buildSharedBody(route, request, request.topK);
+    body["lora"] = loras.map((lora) => ({
+      id: lora.id,
+      scale: lora.path === chosen?.path ? chosen.scale : 0,
+    }));
+    body["cache_prompt"] = true;
+    if (slots !== undefined) {
+      const choice = {
+        tenantId: request.tenantId,
+        slotKey: request.conversationId,
+        label: parseAdapterName(request.adapter).label,
+      };
+      body["id_slot"] = pickSlot(choice, slots);
+    }
+    if (request.constraint !== undefined) Object.assign(body, llamaServerConstraint(request.constraint));
+    return body;
+  };
+  return {
     async prepare(adapters) {
       const listed = await listLoras(client);
       const routes = adapters.map((adapter): AdapterRoute => {
@@ -90,22 +129,10 @@ function connectLlamaServer(client: EngineHttpClient, setup: FlavorSetup): Promi
     },
     release: () => Promise.resolve(),
     buildCompletionBody(route, request) {
-      const chosen = route.lora;
-      if (chosen !== undefined && !loras.some((lora) => lora.path === chosen.path)) {
-        throw new EngineFailureError(
-          `llama-server no longer holds LoRA ${chosen.path} (restarted without it?)`,
-        );
-      }
-      const body = buildSharedBody(route, request, request.topK);
-      body["lora"] = loras.map((lora) => ({
-        id: lora.id,
-        scale: lora.path === chosen?.path ? chosen.scale : 0,
-      }));
-      body["cache_prompt"] = true;
-      if (request.constraint !== undefined) Object.assign(body, llamaServerConstraint(request.constraint));
-      return body;
+      // Built synchronously; a throw inside the executor becomes the rejection callers await.
+      return new Promise((resolve) => resolve(buildBody(route, request)));
     },
-  });
+  };
 }
 
 export const llamaServerFlavor: OpenAiHttpFlavor = { name: "llama-server", connect: connectLlamaServer };

@@ -21,6 +21,7 @@ import {
   type OpenAiHttpFlavorName,
 } from "./flavors.ts";
 import { llamaServerFlavor } from "./llama-server-flavor.ts";
+import { defaultCacheSaltSecret } from "./tenant-cache.ts";
 import { vllmFlavor } from "./vllm-flavor.ts";
 
 export type { OpenAiHttpFlavorName } from "./flavors.ts";
@@ -65,6 +66,13 @@ export interface OpenAiHttpEngineOptions {
   now: () => number;
   /** How many recently served conversations per adapter `snapshot()` reports as warm. */
   warmSlotsPerAdapter: number;
+  /**
+   * vLLM: the secret tenants' `cache_salt`s are derived from (MOL_CACHE_SALT_SECRET); the same on every node of one
+   * server. Default: one derived from `baseUrl` and `baseModel` (see tenant-cache.ts for the trade-off).
+   */
+  cacheSaltSecret?: string | undefined;
+  /** Where a degraded setup is reported once; default: nowhere. */
+  warn?: ((message: string) => void) | undefined;
 }
 
 export interface RecentConversations {
@@ -139,7 +147,11 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
   checkOptions(options);
   const flavor = OPENAI_HTTP_FLAVORS[options.flavor];
   const client = createEngineHttpClient(options);
-  const connection = await flavor.connect(client, options);
+  const connection = await flavor.connect(client, {
+    baseModel: options.baseModel,
+    cacheSaltSecret: options.cacheSaltSecret ?? defaultCacheSaltSecret(options.baseUrl, options.baseModel),
+    warn: options.warn ?? (() => undefined),
+  });
   const baseRevision = await computeFingerprint([flavor.name, options.baseModel]);
   const held = new HeldAdapters<AdapterState>();
   // close() aborts in-flight generations through this, with a reason callers can tell apart from a cancel.
@@ -204,9 +216,13 @@ export async function createOpenAiHttpEngine(options: OpenAiHttpEngineOptions): 
     try {
       const forced = forcedPrefix(request);
       if (forced !== "") request.onTextDelta?.(forced);
+      const body = await connection.buildCompletionBody(state.route, {
+        ...request,
+        prompt: request.prompt + forced,
+      });
       const result = await runCompletion({
         client,
-        body: connection.buildCompletionBody(state.route, { ...request, prompt: request.prompt + forced }),
+        body,
         signal: AbortSignal.any([request.signal, closing.signal]),
         now: options.now,
         onTextDelta: request.onTextDelta,

@@ -12,6 +12,7 @@ import {
   type FlavorSetup,
   type OpenAiHttpFlavor,
 } from "./flavors.ts";
+import { createCacheSalter } from "./tenant-cache.ts";
 
 const modelListSchema = z.object({
   data: z.array(z.object({ id: z.string(), root: z.string().nullish(), parent: z.string().nullish() })),
@@ -118,9 +119,13 @@ function vllmStructuredOutputs(constraint: EngineConstraint): Record<string, unk
  * vLLM loads LoRAs at run time (`POST /v1/load_lora_adapter`, with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True) under
  * the revision's versioned name: its prefix cache keys on that name, so a name never stands for other weights
  * (an in-place reload would serve stale KV, vLLM #42125). `/v1/models` then confirms base and LoRAs.
+ *
+ * Every request carries its tenant's `cache_salt` (read by vLLM ≥ 0.10), so the shared prefix cache never serves one
+ * tenant's blocks to another (tenant-cache.ts).
  */
 function connectVllm(client: EngineHttpClient, setup: FlavorSetup): Promise<FlavorConnection> {
   const { baseModel } = setup;
+  const saltOf = createCacheSalter(setup.cacheSaltSecret);
   return Promise.resolve({
     async prepare(adapters) {
       for (const adapter of adapters) {
@@ -140,9 +145,10 @@ function connectVllm(client: EngineHttpClient, setup: FlavorSetup): Promise<Flav
     async release(adapter) {
       if (adapter.path !== undefined) await unloadLora(client, servedNameOf(adapter));
     },
-    buildCompletionBody(route, request) {
+    async buildCompletionBody(route, request) {
       // molmesh topK 0 means "off": llama.cpp reads 0 that way, vLLM spells it -1 (older releases reject 0).
       const body = buildSharedBody(route, request, request.topK <= 0 ? -1 : request.topK);
+      body["cache_salt"] = await saltOf(request.tenantId);
       if (request.constraint !== undefined)
         body["structured_outputs"] = vllmStructuredOutputs(request.constraint);
       return body;
