@@ -42,7 +42,14 @@ const answerPrefixSchema = z
 
 /** One worked routing example: a user message and the label the router should answer with. */
 export const routerExemplarSchema = z.strictObject({
-  text: promptSchema.refine((t) => t.length > 0, { message: "an exemplar's text must not be empty" }),
+  /** Non-empty as a JSON Schema `minLength` (the OpenAPI document says so too). */
+  text: z
+    .string()
+    .min(1)
+    .max(8192)
+    .refine((t) => !/[\uE000\uE001]/.test(t), {
+      message: "exemplars must not contain U+E000 or U+E001 (they mark template special tokens)",
+    }),
   label: adapterIdSchema,
 });
 export type RouterExemplar = z.infer<typeof routerExemplarSchema>;
