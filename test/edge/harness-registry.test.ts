@@ -3,6 +3,8 @@ import { hashHarness } from "../../schema/harness/content-hash.ts";
 import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { MAX_HARNESS_DOCUMENT_BYTES } from "../../schema/harness/harness-registry.ts";
+import type { HarnessVersionObject } from "../../workers/src/api/format/format-harness.ts";
+import { createTenantKey } from "../harness/create-tenant-key.ts";
 import { queryLocalD1 } from "../harness/query-local-d1.ts";
 import { readJson } from "../harness/read-json.ts";
 import { TEST_ADMIN_TOKEN, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
@@ -13,18 +15,7 @@ import { TEST_ADMIN_TOKEN, startTestMesh, type TestMesh } from "../harness/start
  */
 
 type Envelope = { error: { message: string; type: string; code: string; param: string | null } };
-type Version = {
-  id: string;
-  object: "harness";
-  hash: string;
-  scope: "tenant" | "global";
-  parent: string | null;
-  message: string | null;
-  bytes: number;
-  created_by: string;
-  created_at: number;
-  document?: HarnessDocument;
-};
+type Version = Omit<HarnessVersionObject, "document"> & { document?: HarnessDocument };
 type Target = { harness: string; canary: { harness: string; percent: number } | null };
 type Label = Target & {
   id: string;
@@ -71,14 +62,7 @@ let v2: Version;
 
 beforeAll(async () => {
   mesh = await startTestMesh({ withNode: false, adminToken: TEST_ADMIN_TOKEN });
-  const admin = (path: string, json: unknown) =>
-    mesh.api(path, { method: "POST", json, token: TEST_ADMIN_TOKEN });
-  const tenant = await readJson<{ id: string }>(await admin("/v1/admin/tenants", { name: "tenant b" }));
-  keyB = (
-    await readJson<{ key: string }>(
-      await admin(`/v1/admin/tenants/${tenant.id}/keys`, { scopes: ["admin", "responses"] }),
-    )
-  ).key;
+  keyB = await createTenantKey(mesh, "tenant b", ["admin", "responses"]);
 }, 180_000);
 afterAll(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it

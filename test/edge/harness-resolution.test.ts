@@ -3,6 +3,7 @@ import { DEFAULT_HARNESS } from "../../schema/harness/default-harness.ts";
 import type { HarnessDocument } from "../../schema/harness/harness-document.ts";
 import { pickCanaryArm, readCanaryBucket } from "../../schema/harness/harness-registry.ts";
 import { HARNESS_LABEL_TTL_MS } from "../../workers/src/harness-registry/choose-turn-harness.ts";
+import { createTenantKey } from "../harness/create-tenant-key.ts";
 import { readJson } from "../harness/read-json.ts";
 import { TEST_ADMIN_TOKEN, startTestMesh, type TestMesh } from "../harness/start-test-mesh.ts";
 
@@ -69,13 +70,7 @@ const variant = (tag: string): HarnessDocument => ({
 
 beforeAll(async () => {
   mesh = await startTestMesh({ adminToken: TEST_ADMIN_TOKEN });
-  const admin = (path: string, json: unknown) => mesh.api(path, { json, token: TEST_ADMIN_TOKEN });
-  const tenant = await readJson<{ id: string }>(await admin("/v1/admin/tenants", { name: "tenant b" }));
-  keyB = (
-    await readJson<{ key: string }>(
-      await admin(`/v1/admin/tenants/${tenant.id}/keys`, { scopes: ["conversations", "responses"] }),
-    )
-  ).key;
+  keyB = await createTenantKey(mesh, "tenant b", ["conversations", "responses"]);
 }, 180_000);
 afterAll(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- beforeAll may have failed before assigning it
